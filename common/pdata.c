@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* pdata.c -- encode and check the rpmafs connection private data */
+
+#include <string.h>
+
+#include "pdata.h"
+
+static void put_le16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	put_le16(p, (uint16_t)v);
+	put_le16(p + 2, (uint16_t)(v >> 16));
+}
+
+static uint32_t get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+void rpmafs_pdata_encode(const struct rpmafs_pdata *pd, uint8_t buf[RPMAFS_PDATA_LEN])
+{
+	uint32_t max = pd->max_message;
+	uint32_t credits = pd->credits;
+
+	if (max == 0)
+		max = 1;
+	if (max > RPMAFS_PDATA_MAX_MESSAGE)
+		max = RPMAFS_PDATA_MAX_MESSAGE;
+	if (credits > RPMAFS_PDATA_MAX_CREDITS)
+		credits = RPMAFS_PDATA_MAX_CREDITS;
+
+	memcpy(buf, RPMAFS_PDATA_MAGIC, 4);
+	buf[4] = RPMAFS_PDATA_VERSION;
+	buf[5] = RPMAFS_PDATA_LEN;
+	put_le16(buf + 6, 0);
+	put_le32(buf + 8, max);
+	put_le32(buf + 12, credits);
+}
+
+static int all_zero(const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+enum rpmafs_pdata_kind rpmafs_pdata_parse(const void *buf, size_t len, struct rpmafs_pdata *pd,
+	const char **why)
+{
+	const uint8_t *p = buf;
+	const char *dummy;
+	uint32_t max, credits;
+
+	if (!why)
+		why = &dummy;
+
+	if (len == 0 || !p || all_zero(p, len)) {
+		*why = "no private data";
+		return RPMAFS_PDATA_NONE;
+	}
+	if (len < 4 || memcmp(p, RPMAFS_PDATA_MAGIC, 4) != 0) {
+		*why = "private data is not an rpmafs header";
+		return RPMAFS_PDATA_FOREIGN;
+	}
+	if (len < RPMAFS_PDATA_LEN) {
+		*why = "rpmafs header truncated";
+		return RPMAFS_PDATA_MALFORMED;
+	}
+	if (p[4] != RPMAFS_PDATA_VERSION) {
+		*why = "unsupported rpmafs header version";
+		return RPMAFS_PDATA_MALFORMED;
+	}
+	if (p[5] != RPMAFS_PDATA_LEN) {
+		*why = "rpmafs header length is wrong";
+		return RPMAFS_PDATA_MALFORMED;
+	}
+	if (!all_zero(p + RPMAFS_PDATA_LEN, len - RPMAFS_PDATA_LEN)) {
+		*why = "oversized private data: bytes past the rpmafs header";
+		return RPMAFS_PDATA_MALFORMED;
+	}
+	max = get_le32(p + 8);
+	credits = get_le32(p + 12);
+	if (max == 0 || max > RPMAFS_PDATA_MAX_MESSAGE) {
+		*why = "max_message out of range";
+		return RPMAFS_PDATA_MALFORMED;
+	}
+	if (credits > RPMAFS_PDATA_MAX_CREDITS) {
+		*why = "credits out of range";
+		return RPMAFS_PDATA_MALFORMED;
+	}
+	if (pd) {
+		pd->max_message = max;
+		pd->credits = credits;
+	}
+	*why = "ok";
+	return RPMAFS_PDATA_OK;
+}

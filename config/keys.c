@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* keys.c -- the keys of rpmafs.ini and the values they take */
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <syslog.h>
+
+#include "address.h"
+#include "ini.h"
+#include "keys.h"
+#include "size.h"
+
+enum key_id {
+	KEY_LOG_LEVEL,
+	KEY_MAX_MESSAGE,
+	KEY_SLOTS,
+	KEY_ADDRESS,
+	KEY_PORT,
+	KEY_TYPE,
+	KEY_MODE,
+	KEY_COMPLETION,
+	KEY_SEND_TIMEOUT_MS,
+	KEY_CONNECT_TIMEOUT_MS,
+	KEY_COUNT,
+};
+
+#define IN_GLOBAL 1u
+#define IN_PEER 2u
+
+/* A key allowed in both places is, in [rpmafs], the default for every peer. */
+static const struct key_def {
+	const char *name;
+	unsigned where;
+} key_defs[KEY_COUNT] = {
+	[KEY_LOG_LEVEL] = {"log_level", IN_GLOBAL},
+	[KEY_MAX_MESSAGE] = {"max_message", IN_GLOBAL | IN_PEER},
+	[KEY_SLOTS] = {"slots", IN_GLOBAL},
+	[KEY_ADDRESS] = {"address", IN_PEER},
+	[KEY_PORT] = {"port", IN_GLOBAL | IN_PEER},
+	[KEY_TYPE] = {"type", IN_GLOBAL | IN_PEER},
+	[KEY_MODE] = {"mode", IN_GLOBAL | IN_PEER},
+	[KEY_COMPLETION] = {"completion", IN_GLOBAL | IN_PEER},
+	[KEY_SEND_TIMEOUT_MS] = {"send_timeout_ms", IN_GLOBAL | IN_PEER},
+	[KEY_CONNECT_TIMEOUT_MS] = {"connect_timeout_ms", IN_GLOBAL | IN_PEER},
+};
+
+#define PEER_KEYS                                                                  \
+	"address, port, type, mode, completion, max_message, send_timeout_ms and " \
+	"connect_timeout_ms"
+#define GLOBAL_KEYS                                                                           \
+	"log_level, max_message, slots, and the peer defaults port, type, mode, completion, " \
+	"send_timeout_ms and connect_timeout_ms"
+
+struct choice {
+	const char *name;
+	int value;
+};
+
+static const struct choice log_levels[] = {
+	{"error", LOG_ERR},
+	{"warning", LOG_WARNING},
+	{"notice", LOG_NOTICE},
+	{"info", LOG_INFO},
+	{"debug", LOG_DEBUG},
+	{NULL, 0},
+};
+
+static const struct choice peer_types[] = {
+	{"rdma", RPMAFS_PEER_RDMA},
+	{"null", RPMAFS_PEER_NULL},
+	{NULL, 0},
+};
+
+static const struct choice modes[] = {
+	{"async", RPMAFS_MODE_ASYNC},
+	{"sync", RPMAFS_MODE_SYNC},
+	{NULL, 0},
+};
+
+static const struct choice completions[] = {
+	{"always", RPMAFS_COMPLETION_ALWAYS},
+	{"on_error", RPMAFS_COMPLETION_ON_ERROR},
+	{NULL, 0},
+};
+
+const char *rpmafs_log_level_name(int log_level)
+{
+	for (const struct choice *c = log_levels; c->name; c++)
+		if (c->value == log_level)
+			return c->name;
+	return NULL;
+}
+
+bool cfg_is_global(const struct cfg_section *sec)
+{
+	return strcmp(sec->lname, CFG_GLOBAL_SECTION) == 0;
+}
+
+static int key_lookup(const char *name)
+{
+	for (int i = 0; i < KEY_COUNT; i++)
+		if (strcmp(key_defs[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* Edit distance between two short strings (key names are at most 64 characters). */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	size_t row[CFG_KEY_NAME_MAX + 1];
+
+	if (la > CFG_KEY_NAME_MAX || lb > CFG_KEY_NAME_MAX)
+		return (size_t)-1;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb];
+}
+
+/* The key a typo most likely meant, among those allowed in where, or NULL. */
+static const char *suggest(const char *key, unsigned where)
+{
+	const char *best = NULL;
+	size_t best_d = 3; /* at most two edits away */
+
+	for (int i = 0; i < KEY_COUNT; i++) {
+		size_t d;
+
+		if (!(key_defs[i].where & where))
+			continue;
+		d = distance(key, key_defs[i].name);
+		if (d < best_d && d < strlen(key)) {
+			best_d = d;
+			best = key_defs[i].name;
+		}
+	}
+	return best;
+}
+
+void cfg_check_keys(const struct cfg_scan *scan, struct cfg_report *rep)
+{
+	for (size_t i = 0; i < scan->nsections; i++) {
+		const struct cfg_section *sec = &scan->sections[i];
+		unsigned where = cfg_is_global(sec) ? IN_GLOBAL : IN_PEER;
+
+		for (size_t j = 0; j < sec->nentries; j++) {
+			const struct cfg_entry *e = &sec->entries[j];
+			int id = key_lookup(e->key);
+			const char *hint;
+			char mean[CFG_KEY_NAME_MAX + 32] = "";
+
+			if (id >= 0 && (key_defs[id].where & where))
+				continue;
+			if (id == KEY_ADDRESS) {
+				cfg_problem(rep, e->line, sec->name, e->key,
+					"has no default; set it in each peer's section");
+				continue;
+			}
+			if (id >= 0) {
+				cfg_problem(rep, e->line, sec->name, e->key,
+					"is a global setting, not a peer's; put it in [rpmafs]");
+				continue;
+			}
+			hint = suggest(e->key, where);
+			if (hint)
+				snprintf(mean, sizeof(mean), " (did you mean %s?)", hint);
+			if (where == IN_GLOBAL)
+				cfg_problem(rep, e->line, sec->name, e->key,
+					"unknown key%s; [rpmafs] takes " GLOBAL_KEYS, mean);
+			else
+				cfg_problem(rep, e->line, sec->name, e->key,
+					"unknown key%s; a peer's keys are " PEER_KEYS, mean);
+		}
+	}
+}
+
+/* Where a value came from, for the messages about it. */
+struct where {
+	struct cfg_report *rep;
+	const char *section;
+	const char *key;
+	unsigned line;
+};
+
+#define PROBLEM(w, ...) cfg_problem((w)->rep, (w)->line, (w)->section, (w)->key, __VA_ARGS__)
+
+static int get_choice(const struct where *w, const char *v, const struct choice *choices, int *out)
+{
+	char q[CFG_QUOTE_MAX];
+	char list[128] = "";
+	size_t n = 0;
+
+	for (const struct choice *c = choices; c->name; c++, n++) {
+		if (strcasecmp(v, c->name) == 0) {
+			*out = c->value;
+			return 0;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
+
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", sep,
+			choices[i].name);
+	}
+	PROBLEM(w, "%s is not valid; use %s", cfg_quote(q, v), list);
+	return -1;
+}
+
+static int get_number(const struct where *w, const char *v, uint32_t min, uint32_t max,
+	const char *unit, uint32_t *out)
+{
+	char q[CFG_QUOTE_MAX];
+	const char *why;
+	uint64_t n;
+
+	if (rpmafs_parse_decimal(v, &n, &why)) {
+		PROBLEM(w, "%s %s; expected a whole number from %u to %u%s", cfg_quote(q, v), why,
+			min, max, unit);
+		return -1;
+	}
+	if (n < min || n > max) {
+		PROBLEM(w, "%s is out of range; expected a whole number from %u to %u%s",
+			cfg_quote(q, v), min, max, unit);
+		return -1;
+	}
+	*out = (uint32_t)n;
+	return 0;
+}
+
+static int get_message_size(const struct where *w, const char *v, uint32_t *out)
+{
+	char q[CFG_QUOTE_MAX], limit[RPMAFS_SIZE_STR_MAX];
+	const char *why;
+	uint64_t n;
+
+	rpmafs_format_size(RPMAFS_CFG_MAX_MESSAGE_LIMIT, limit, sizeof(limit));
+	if (rpmafs_parse_size(v, &n, &why)) {
+		PROBLEM(w, "%s %s; expected 1 to %s, written as " RPMAFS_SIZE_SYNTAX,
+			cfg_quote(q, v), why, limit);
+		return -1;
+	}
+	if (n == 0) {
+		PROBLEM(w, "%s is too small; the minimum is 1 byte", cfg_quote(q, v));
+		return -1;
+	}
+	if (n > RPMAFS_CFG_MAX_MESSAGE_LIMIT) {
+		PROBLEM(w, "%s is over the limit of %s (%u bytes)", cfg_quote(q, v), limit,
+			RPMAFS_CFG_MAX_MESSAGE_LIMIT);
+		return -1;
+	}
+	*out = (uint32_t)n;
+	return 0;
+}
+
+/* What one peer's section said, beyond the values themselves. */
+struct peer_state {
+	bool address_given;
+	bool type_bad;
+};
+
+static void apply_entry(const struct where *w, int id, const char *v, struct rpmafs_cfg *cfg,
+	struct rpmafs_peer_cfg *peer, bool global, struct peer_state *st)
+{
+	char q[CFG_QUOTE_MAX];
+	const char *why;
+	uint32_t n;
+	int c;
+
+	switch (id) {
+	case KEY_LOG_LEVEL:
+		if (get_choice(w, v, log_levels, &c) == 0)
+			cfg->log_level = c;
+		break;
+	case KEY_SLOTS:
+		get_number(w, v, RPMAFS_CFG_SLOTS_MIN, RPMAFS_CFG_SLOTS_MAX, "", &cfg->slots);
+		break;
+	case KEY_MAX_MESSAGE:
+		if (get_message_size(w, v, &peer->max_message) == 0 && global)
+			cfg->max_message = peer->max_message;
+		break;
+	case KEY_ADDRESS:
+		/* given, even if bad: that is reported here, not as missing */
+		st->address_given = true;
+		why = cfg_address_problem(v);
+		if (why)
+			PROBLEM(w, "%s %s", cfg_quote(q, v), why);
+		else
+			snprintf(peer->address, sizeof(peer->address), "%s", v);
+		break;
+	case KEY_PORT:
+		if (get_number(w, v, 1, 65535, "", &n) == 0)
+			peer->port = (uint16_t)n;
+		break;
+	case KEY_TYPE:
+		st->type_bad = get_choice(w, v, peer_types, &c) != 0;
+		if (!st->type_bad)
+			peer->type = (enum rpmafs_peer_type)c;
+		break;
+	case KEY_MODE:
+		if (get_choice(w, v, modes, &c) == 0)
+			peer->mode = (enum rpmafs_mode)c;
+		break;
+	case KEY_COMPLETION:
+		if (get_choice(w, v, completions, &c) == 0)
+			peer->completion = (enum rpmafs_completion)c;
+		break;
+	case KEY_SEND_TIMEOUT_MS:
+		get_number(w, v, 0, RPMAFS_CFG_SEND_TIMEOUT_MS_MAX, " (milliseconds)",
+			&peer->send_timeout_ms);
+		break;
+	case KEY_CONNECT_TIMEOUT_MS:
+		get_number(w, v, 1, RPMAFS_CFG_CONNECT_TIMEOUT_MS_MAX, " (milliseconds)",
+			&peer->connect_timeout_ms);
+		break;
+	}
+}
+
+/* Apply the keys of sec that belong there; the others are cfg_check_keys()'s. */
+static void apply_section(const struct cfg_section *sec, const dictionary *d,
+	struct rpmafs_cfg *cfg, struct rpmafs_peer_cfg *peer, bool global, struct cfg_report *rep,
+	struct peer_state *st)
+{
+	unsigned where = global ? IN_GLOBAL : IN_PEER;
+
+	for (size_t j = 0; j < sec->nentries; j++) {
+		const struct cfg_entry *e = &sec->entries[j];
+		struct where w = {rep, sec->name, e->key, e->line};
+		int id = key_lookup(e->key);
+		const char *v;
+
+		if (id < 0 || !(key_defs[id].where & where))
+			continue;
+		v = cfg_ini_get(d, sec->lname, e->key);
+		if (v)
+			apply_entry(&w, id, v, cfg, peer, global, st);
+	}
+}
+
+void cfg_apply_keys(const struct cfg_scan *scan, const dictionary *d, struct rpmafs_cfg *cfg,
+	struct cfg_report *rep)
+{
+	struct rpmafs_peer_cfg defaults = {
+		.port = RPMAFS_CFG_DEFAULT_PORT,
+		.type = RPMAFS_PEER_RDMA,
+		.mode = RPMAFS_MODE_ASYNC,
+		.completion = RPMAFS_COMPLETION_ALWAYS,
+		.max_message = RPMAFS_CFG_MAX_MESSAGE_LIMIT,
+		.send_timeout_ms = RPMAFS_CFG_DEFAULT_SEND_TIMEOUT_MS,
+		.connect_timeout_ms = RPMAFS_CFG_DEFAULT_CONNECT_TIMEOUT_MS,
+	};
+	/* a bad type in [rpmafs] is reported once, not as a missing address in every peer */
+	struct peer_state global_st = {false, false};
+	size_t n = 0;
+
+	cfg->log_level = LOG_NOTICE;
+	cfg->max_message = RPMAFS_CFG_MAX_MESSAGE_LIMIT;
+	cfg->slots = RPMAFS_CFG_DEFAULT_SLOTS;
+
+	/* [rpmafs] first, wherever it is: a dictionary has no order */
+	for (size_t i = 0; i < scan->nsections; i++)
+		if (cfg_is_global(&scan->sections[i]))
+			apply_section(&scan->sections[i], d, cfg, &defaults, true, rep, &global_st);
+
+	for (size_t i = 0; i < scan->nsections && n < cfg->npeers; i++) {
+		const struct cfg_section *sec = &scan->sections[i];
+		struct peer_state st = global_st;
+		struct rpmafs_peer_cfg *peer;
+
+		if (cfg_is_global(sec))
+			continue;
+		peer = &cfg->peers[n++];
+		*peer = defaults;
+		snprintf(peer->name, sizeof(peer->name), "%s", sec->name);
+		st.address_given = false;
+		apply_section(sec, d, cfg, peer, false, rep, &st);
+		if (!st.address_given && !st.type_bad && peer->type == RPMAFS_PEER_RDMA)
+			cfg_problem(rep, sec->line, sec->name, "address",
+				"missing; an rdma peer needs its receiver's host name or IP address (or set type = null for a peer that sends nothing)");
+	}
+}

@@ -339,7 +339,7 @@ int main(int argc, char *argv[])
 	}
 
 	if (rpmafs_cfg_load(config, &m.cfg, &err) != 0) {
-		fprintf(stderr, "%s", err ? err : "rpmafs: cannot load the config\n");
+		fprintf(stderr, "%s\n", err ? err : "rpmafs: cannot load the config: out of memory");
 		free(err);
 		ret = 2;
 		goto out;

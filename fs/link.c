@@ -91,7 +91,7 @@ static void connect_once(struct link_attempt *a)
 	if (!ret)
 		ret = rpma_conn_cfg_set_sq_size(ccfg, depth);
 	if (!ret)
-		ret = rpma_conn_cfg_set_cq_size(ccfg, depth);
+		ret = rpma_conn_cfg_set_cq_size(ccfg, depth + 1);
 	if (!ret)
 		ret = rpma_conn_cfg_set_rq_size(ccfg, 1);
 	if (ret) {

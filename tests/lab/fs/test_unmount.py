@@ -29,7 +29,9 @@ def body(work):
     for t in threads:
         t.start()
     time.sleep(2)
-    check(any(t.is_alive() for t in threads), "no writer is blocked: the test proves nothing")
+    # the two receives still posted take two of them; the others wait
+    blocked = [k for k, t in enumerate(threads) if t.is_alive()]
+    check(len(blocked) >= 2, "only %d writers blocked: the test proves little" % len(blocked))
 
     r = subprocess.run(["fusermount3", "-u", spool.mnt], capture_output=True, text=True, timeout=10)
     check(r.returncode != 0, "fusermount3 -u succeeded with files open")
@@ -43,7 +45,7 @@ def body(work):
     check(not any(t.is_alive() for t in threads), "writers still blocked after rpmafs exited")
     check(rc == 0, "rpmafs exit status %d" % rc)
     check(took < 2.0 + 2.0 + 5.0, "rpmafs took %.1fs to exit" % took)
-    check(all(e != 0 for e in results.values()), "a blocked write reported success: %s" % results)
+    check(all(results[k] != 0 for k in blocked), "a blocked write reported success: %s" % results)
     log = open(spool.log).read()
     check("signal 15" in log, "rpmafs did not log the signal:\n%s" % log)
     print("exit after %.2fs; writers: %s" % (took, {k: errno.errorcode.get(e, e) for k, e in results.items()}))

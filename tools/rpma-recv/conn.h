@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * conn.h -- rpma-recv's connections: accepting, receiving, closing
+ *
+ * One event loop (main.c) serves every connection. Each connection has its
+ * own receive buffer of slots x max_message bytes, registered once, with
+ * one receive posted per slot before the connection is accepted; a slot is
+ * posted again as soon as its message has been written out.
+ */
+#ifndef RPMA_RECV_CONN_H
+#define RPMA_RECV_CONN_H
+
+#include <librpma.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "options.h"
+#include "output.h"
+
+struct recv_conn;
+
+/* what an epoll event points at */
+enum recv_watch_kind {
+	RECV_WATCH_ENDPOINT,   /* the listening endpoint: connection requests */
+	RECV_WATCH_SIGNAL,     /* the signalfd: SIGINT, SIGTERM */
+	RECV_WATCH_CONN_EVENT, /* a connection's CM events */
+	RECV_WATCH_CONN_CQ,    /* a connection's completion channel */
+};
+
+struct recv_watch {
+	enum recv_watch_kind kind;
+	struct recv_conn *conn;
+};
+
+/* why the server stops */
+enum recv_stop {
+	RECV_RUNNING,
+	RECV_STOP_SIGNAL,      /* SIGINT or SIGTERM: write what has arrived */
+	RECV_STOP_COUNT,       /* --count reached: write nothing more */
+	RECV_STOP_OUTPUT_GONE, /* the output cannot be written any more */
+};
+
+/* the state every connection shares */
+struct recv_server {
+	const struct recv_options *opts;
+	struct rpma_peer *peer;
+	struct rpma_conn_cfg *conn_cfg;
+	struct recv_output *out;
+	int epfd;
+
+	struct recv_conn *conns; /* open connections */
+	struct recv_conn *dead;	 /* closed; freed once the current epoll batch is done */
+	unsigned pending;	 /* connections with completions left to handle */
+
+	enum recv_stop stop;
+	uint64_t messages; /* written out */
+	uint64_t bytes;
+	unsigned long accepted;
+	unsigned long rejected;
+	size_t locked; /* bytes of registered receive buffers */
+};
+
+/*
+ * recv_conn_request -- judge a connection request (--allow, private data),
+ * then accept it with receives posted, or reject it; either way it is
+ * logged and *req is consumed
+ */
+void recv_conn_request(struct recv_server *srv, struct rpma_conn_req **req);
+
+/* recv_conn_handle -- an epoll event for a connection's event or CQ fd */
+void recv_conn_handle(struct recv_watch *watch);
+
+/*
+ * recv_conn_run_pending -- carry on with connections that had more
+ * completions than one turn of the loop may handle (fairness)
+ */
+void recv_conn_run_pending(struct recv_server *srv);
+
+/*
+ * recv_conn_shutdown_all -- disconnect every connection; with drain, the
+ * messages already received are written out first
+ */
+void recv_conn_shutdown_all(struct recv_server *srv, bool drain);
+
+/* recv_conn_drop_all -- delete every connection now, without waiting */
+void recv_conn_drop_all(struct recv_server *srv, const char *why);
+
+/* recv_conn_reap -- free connections that have finished closing */
+void recv_conn_reap(struct recv_server *srv);
+
+#endif /* RPMA_RECV_CONN_H */

@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * main.c -- rpma-recv: receive RDMA messages and write them out
+ *
+ * Setup (device, endpoint, output, signals) and the one event loop that
+ * serves the endpoint, every connection and the signals.
+ */
+
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <inttypes.h>
+#include <librpma.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "fd.h"
+#include "log.h"
+#include "options.h"
+#include "output.h"
+
+#define EXIT_USAGE 2
+#define SHUTDOWN_WAIT_MS 3000 /* for peers to confirm the disconnect */
+
+#ifdef RPMA_HAVE_EXT
+#define HAVE_PEER_ADDR true
+#else
+#define HAVE_PEER_ADDR false
+#endif
+
+struct loop {
+	struct recv_server srv;
+	struct rpma_ep *ep;
+	int sigfd;
+	struct recv_watch ep_watch;
+	struct recv_watch sig_watch;
+	bool stopping;
+	int64_t deadline_ms;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * check_device -- refuse settings the device cannot take now, with the
+ * device's figures, rather than failing on every connection later
+ */
+static int check_device(struct ibv_context *dev, const struct recv_options *opts)
+{
+	struct ibv_device_attr attr;
+	struct ibv_port_attr port;
+	const char *name = ibv_get_device_name(dev->device);
+
+	if (ibv_query_device(dev, &attr))
+		return 0; /* nothing to compare with; the connections will tell */
+	if ((int64_t)opts->slots > attr.max_qp_wr || (int64_t)opts->slots > attr.max_cqe) {
+		fprintf(stderr,
+			"rpma-recv: --slots %u is more than device %s takes (max_qp_wr %d, "
+			"max_cqe %d)\n",
+			opts->slots, name, attr.max_qp_wr, attr.max_cqe);
+		return -1;
+	}
+	if (ibv_query_port(dev, 1, &port) == 0 && opts->max_message > port.max_msg_sz) {
+		fprintf(stderr,
+			"rpma-recv: --max-message %u is more than device %s takes (max_msg_sz %u)\n",
+			opts->max_message, name, port.max_msg_sz);
+		return -1;
+	}
+	return 0;
+}
+
+static int setup_rpma(struct loop *lp, struct recv_options *opts)
+{
+	struct ibv_context *dev;
+	int ret;
+
+	ret = rpma_utils_get_ibv_context(opts->addr, RPMA_UTIL_IBV_CONTEXT_LOCAL, &dev);
+	if (ret) {
+		fprintf(stderr, "rpma-recv: no RDMA device has address %s: %s\n", opts->addr,
+			rpma_err_2str(ret));
+		return -1;
+	}
+	if (check_device(dev, opts))
+		return EXIT_USAGE;
+
+	ret = rpma_peer_new(dev, &lp->srv.peer);
+	if (ret) {
+		fprintf(stderr, "rpma-recv: cannot use the RDMA device of %s: %s\n", opts->addr,
+			rpma_err_2str(ret));
+		return -1;
+	}
+
+	/* one CQ entry and one receive queue entry per slot: nothing else is posted */
+	ret = rpma_conn_cfg_new(&lp->srv.conn_cfg);
+	if (!ret)
+		ret = rpma_conn_cfg_set_cq_size(lp->srv.conn_cfg, opts->slots);
+	if (!ret)
+		ret = rpma_conn_cfg_set_rq_size(lp->srv.conn_cfg, opts->slots);
+	if (ret) {
+		fprintf(stderr, "rpma-recv: connection configuration: %s\n", rpma_err_2str(ret));
+		return -1;
+	}
+
+	ret = rpma_ep_listen(lp->srv.peer, opts->addr, opts->port, &lp->ep);
+	if (ret) {
+		fprintf(stderr, "rpma-recv: cannot listen on %s port %s: %s\n", opts->addr,
+			opts->port, rpma_err_2str(ret));
+		return -1;
+	}
+	return 0;
+}
+
+static int watch(struct loop *lp, int fd, struct recv_watch *w, enum recv_watch_kind kind)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = w};
+
+	w->kind = kind;
+	w->conn = NULL;
+	if (fd_set_nonblock(fd) || epoll_ctl(lp->srv.epfd, EPOLL_CTL_ADD, fd, &ev)) {
+		fprintf(stderr, "rpma-recv: cannot watch fd %d: %s\n", fd, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int setup_loop(struct loop *lp)
+{
+	sigset_t mask;
+	int fd, ret;
+
+	/* a closed pipe is an EPIPE from write(), reported per connection */
+	signal(SIGPIPE, SIG_IGN);
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL)) {
+		fprintf(stderr, "rpma-recv: sigprocmask: %s\n", strerror(errno));
+		return -1;
+	}
+	lp->sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	lp->srv.epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (lp->sigfd < 0 || lp->srv.epfd < 0) {
+		fprintf(stderr, "rpma-recv: signalfd/epoll: %s\n", strerror(errno));
+		return -1;
+	}
+	ret = rpma_ep_get_fd(lp->ep, &fd);
+	if (ret) {
+		fprintf(stderr, "rpma-recv: endpoint fd: %s\n", rpma_err_2str(ret));
+		return -1;
+	}
+	if (watch(lp, fd, &lp->ep_watch, RECV_WATCH_ENDPOINT) ||
+		watch(lp, lp->sigfd, &lp->sig_watch, RECV_WATCH_SIGNAL))
+		return -1;
+	return 0;
+}
+
+static void on_endpoint(struct loop *lp)
+{
+	struct rpma_conn_req *req;
+	int fd, ret;
+
+	if (!lp->ep || rpma_ep_get_fd(lp->ep, &fd))
+		return;
+	while (fd_readable(fd)) {
+		req = NULL;
+		ret = rpma_ep_next_conn_req(lp->ep, lp->srv.conn_cfg, &req);
+		if (ret == RPMA_E_NO_EVENT)
+			break;
+		if (ret) {
+			/* one bad request (e.g. no resources) must not stop the others */
+			recv_log(RECV_LOG_ERROR, "taking a connection request failed: %s",
+				rpma_err_2str(ret));
+			continue;
+		}
+		recv_conn_request(&lp->srv, &req);
+	}
+}
+
+static void on_signal(struct loop *lp)
+{
+	struct signalfd_siginfo si;
+
+	while (read(lp->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (lp->stopping) {
+			/* a second signal: stop waiting for peers */
+			lp->deadline_ms = now_ms();
+			continue;
+		}
+		recv_log(RECV_LOG_NOTICE, "SIG%s: stopping", sigabbrev_np((int)si.ssi_signo));
+		if (lp->srv.stop == RECV_RUNNING)
+			lp->srv.stop = RECV_STOP_SIGNAL;
+	}
+}
+
+/*
+ * begin_stop -- no new connections; write out what has arrived (after a
+ * signal), then disconnect everyone and wait a little for their goodbyes
+ */
+static void begin_stop(struct loop *lp)
+{
+	int fd;
+
+	lp->stopping = true;
+	lp->deadline_ms = now_ms() + SHUTDOWN_WAIT_MS;
+	if (lp->ep) {
+		if (rpma_ep_get_fd(lp->ep, &fd) == 0)
+			(void)epoll_ctl(lp->srv.epfd, EPOLL_CTL_DEL, fd, NULL);
+		(void)rpma_ep_shutdown(&lp->ep);
+	}
+	recv_conn_shutdown_all(&lp->srv, lp->srv.stop == RECV_STOP_SIGNAL);
+	recv_conn_reap(&lp->srv);
+}
+
+static int run(struct loop *lp)
+{
+	struct recv_server *srv = &lp->srv;
+	struct epoll_event evs[32];
+	int timeout, n;
+
+	for (;;) {
+		if (!lp->stopping && srv->stop != RECV_RUNNING)
+			begin_stop(lp);
+		if (lp->stopping) {
+			if (!srv->conns)
+				return 0;
+			if (now_ms() >= lp->deadline_ms) {
+				recv_conn_drop_all(srv, "no disconnect confirmation in time");
+				recv_conn_reap(srv);
+				return 0;
+			}
+		}
+
+		/* idle: wait without a timeout, so an idle receiver uses no CPU */
+		if (srv->pending)
+			timeout = 0;
+		else if (lp->stopping)
+			timeout = (int)(lp->deadline_ms - now_ms());
+		else
+			timeout = -1;
+
+		n = epoll_wait(srv->epfd, evs, (int)(sizeof(evs) / sizeof(evs[0])), timeout);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			recv_log(RECV_LOG_ERROR, "epoll_wait: %s", strerror(errno));
+			return -1;
+		}
+		for (int i = 0; i < n; i++) {
+			struct recv_watch *w = evs[i].data.ptr;
+
+			switch (w->kind) {
+			case RECV_WATCH_ENDPOINT:
+				on_endpoint(lp);
+				break;
+			case RECV_WATCH_SIGNAL:
+				on_signal(lp);
+				break;
+			default:
+				recv_conn_handle(w);
+				break;
+			}
+		}
+		recv_conn_run_pending(srv);
+		recv_conn_reap(srv);
+	}
+}
+
+static void teardown(struct loop *lp)
+{
+	if (lp->ep)
+		(void)rpma_ep_shutdown(&lp->ep);
+	if (lp->srv.conn_cfg)
+		(void)rpma_conn_cfg_delete(&lp->srv.conn_cfg);
+	if (lp->srv.peer)
+		(void)rpma_peer_delete(&lp->srv.peer);
+	if (lp->srv.epfd >= 0)
+		close(lp->srv.epfd);
+	if (lp->sigfd >= 0)
+		close(lp->sigfd);
+}
+
+int main(int argc, char *argv[])
+{
+	struct recv_options opts;
+	struct loop lp = {.srv.epfd = -1, .sigfd = -1};
+	int status = EXIT_SUCCESS, ret;
+
+	switch (recv_options_parse(argc, argv, HAVE_PEER_ADDR, &opts)) {
+	case RECV_PARSE_OK:
+		break;
+	case RECV_PARSE_EXIT:
+		recv_options_fini(&opts);
+		return EXIT_SUCCESS;
+	default:
+		recv_options_fini(&opts);
+		return EXIT_USAGE;
+	}
+	recv_log_init(opts.verbosity);
+	recv_log_route_rpma();
+	lp.srv.opts = &opts;
+
+	ret = recv_output_open(opts.format, opts.output, &lp.srv.out);
+	if (ret) {
+		fprintf(stderr, "rpma-recv: cannot open %s%s: %s\n",
+			opts.output ? opts.output : "standard output",
+			opts.format == RECV_FORMAT_DIR ? " as the output directory" : "",
+			strerror(-ret));
+		recv_options_fini(&opts);
+		return EXIT_FAILURE;
+	}
+
+	ret = setup_rpma(&lp, &opts);
+	if (!ret)
+		ret = setup_loop(&lp);
+	if (ret) {
+		teardown(&lp);
+		(void)recv_output_close(&lp.srv.out);
+		recv_options_fini(&opts);
+		return ret == EXIT_USAGE ? EXIT_USAGE : EXIT_FAILURE;
+	}
+
+	recv_log(RECV_LOG_NOTICE,
+		"listening on %s port %s: format %s to %s, max message %u bytes, %u slots",
+		opts.addr, opts.port, recv_format_name(opts.format), recv_output_name(lp.srv.out),
+		opts.max_message, opts.slots);
+
+	if (run(&lp))
+		status = EXIT_FAILURE;
+	if (lp.srv.stop == RECV_STOP_OUTPUT_GONE)
+		status = EXIT_FAILURE;
+
+	recv_conn_drop_all(&lp.srv, "exiting");
+	recv_conn_reap(&lp.srv);
+	teardown(&lp);
+
+	ret = recv_output_close(&lp.srv.out);
+	if (ret) {
+		fprintf(stderr, "rpma-recv: closing the output: %s\n", strerror(-ret));
+		status = EXIT_FAILURE;
+	}
+	recv_log(RECV_LOG_NOTICE,
+		"%lu connections, %" PRIu64 " messages, %" PRIu64 " bytes, %lu rejected",
+		lp.srv.accepted, lp.srv.messages, lp.srv.bytes, lp.srv.rejected);
+	recv_options_fini(&opts);
+	return status;
+}

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* output.c -- the four output formats: raw, lines, len and dir */
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "output.h"
+
+#define SEQ_DIGITS 20 /* enough for any uint64_t, so names always sort */
+#define LINE_CHUNK (64u << 10)
+
+struct recv_output {
+	enum recv_format format;
+	int fd;		   /* the stream, or the directory for dir */
+	bool own_fd;	   /* opened here (not standard output) */
+	bool rollback;	   /* a regular file: a partial record can be cut off */
+	uint64_t next_seq; /* dir: the number the next file gets */
+	char *name;
+	uint8_t *line_buf; /* lines: escaped text on its way out */
+};
+
+static const char *const format_names[] = {
+	[RECV_FORMAT_RAW] = "raw",
+	[RECV_FORMAT_LINES] = "lines",
+	[RECV_FORMAT_LEN] = "len",
+	[RECV_FORMAT_DIR] = "dir",
+};
+
+int recv_format_parse(const char *name, enum recv_format *format)
+{
+	for (size_t i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++) {
+		if (strcmp(name, format_names[i]) == 0) {
+			*format = (enum recv_format)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+const char *recv_format_name(enum recv_format format)
+{
+	return format_names[format];
+}
+
+const char *recv_output_name(const struct recv_output *out)
+{
+	return out->name;
+}
+
+/*
+ * write_all -- write len bytes or fail; *done counts what went out, so that
+ * a failed record can be cut off again
+ */
+static int write_all(int fd, const void *buf, size_t len, size_t *done)
+{
+	const uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+		*done += (size_t)n;
+	}
+	return 0;
+}
+
+/* cut the last `written` bytes off a regular file after a failed record */
+static void roll_back(struct recv_output *out, size_t written)
+{
+	off_t end;
+
+	if (!out->rollback || written == 0)
+		return;
+	end = lseek(out->fd, 0, SEEK_CUR);
+	if (end < 0 || (uint64_t)end < written)
+		return;
+	end -= (off_t)written;
+	if (ftruncate(out->fd, end) == 0)
+		(void)lseek(out->fd, end, SEEK_SET);
+}
+
+/*
+ * write_lines -- escape msg into line_buf chunk by chunk. One input byte
+ * makes at most two, and the closing '\n' needs one more: a chunk is flushed
+ * before fewer than three bytes would be left.
+ */
+static int write_lines(struct recv_output *out, const uint8_t *msg, size_t len, size_t *done)
+{
+	uint8_t *buf = out->line_buf;
+	size_t n = 0;
+	int ret;
+
+	if (len > 0 && msg[len - 1] == '\n')
+		len--;
+
+	for (size_t i = 0; i < len; i++) {
+		if (n + 3 > LINE_CHUNK) {
+			ret = write_all(out->fd, buf, n, done);
+			if (ret)
+				return ret;
+			n = 0;
+		}
+		if (msg[i] == '\\') {
+			buf[n++] = '\\';
+			buf[n++] = '\\';
+		} else if (msg[i] == '\n') {
+			buf[n++] = '\\';
+			buf[n++] = 'n';
+		} else {
+			buf[n++] = msg[i];
+		}
+	}
+	buf[n++] = '\n'; /* there is always room for it: see the flush above */
+	return write_all(out->fd, buf, n, done);
+}
+
+static int write_len(struct recv_output *out, const uint8_t *msg, size_t len, size_t *done)
+{
+	uint8_t hdr[4] = {
+		(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16), (uint8_t)(len >> 24)};
+	struct iovec iov[2] = {{hdr, sizeof(hdr)}, {(void *)msg, len}};
+	ssize_t n;
+
+	if (len > UINT32_MAX)
+		return -EOVERFLOW;
+
+	/* one writev for the common case; finish piecewise after a short write */
+	do {
+		n = writev(out->fd, iov, len ? 2 : 1);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	*done += (size_t)n;
+	if ((size_t)n < sizeof(hdr)) {
+		int ret = write_all(out->fd, hdr + n, sizeof(hdr) - (size_t)n, done);
+
+		if (ret)
+			return ret;
+		n = sizeof(hdr);
+	}
+	n -= (ssize_t)sizeof(hdr);
+	return write_all(out->fd, msg + n, len - (size_t)n, done);
+}
+
+static int write_dir_file(struct recv_output *out, const uint8_t *msg, size_t len)
+{
+	char name[SEQ_DIGITS + 1], tmp[SEQ_DIGITS + 6];
+	size_t done = 0;
+	int fd, ret;
+
+	snprintf(name, sizeof(name), "%0*" PRIu64, SEQ_DIGITS, out->next_seq);
+	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
+
+	fd = openat(out->fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return -errno;
+	ret = write_all(fd, msg, len, &done);
+	if (close(fd) && !ret)
+		ret = -errno;
+	if (!ret) {
+		/* never replace a file someone else put there */
+		if (renameat2(out->fd, tmp, out->fd, name, RENAME_NOREPLACE)) {
+			ret = -errno;
+			if (ret == -EINVAL || ret == -ENOSYS)
+				ret = renameat(out->fd, tmp, out->fd, name) ? -errno : 0;
+		}
+	}
+	if (ret) {
+		(void)unlinkat(out->fd, tmp, 0);
+		return ret;
+	}
+	out->next_seq++;
+	return 0;
+}
+
+int recv_output_write(struct recv_output *out, const void *msg, size_t len)
+{
+	size_t done = 0;
+	int ret;
+
+	switch (out->format) {
+	case RECV_FORMAT_RAW:
+		ret = write_all(out->fd, msg, len, &done);
+		break;
+	case RECV_FORMAT_LINES:
+		ret = write_lines(out, msg, len, &done);
+		break;
+	case RECV_FORMAT_LEN:
+		ret = write_len(out, msg, len, &done);
+		break;
+	case RECV_FORMAT_DIR:
+		return write_dir_file(out, msg, len);
+	default:
+		return -EINVAL;
+	}
+	if (ret)
+		roll_back(out, done);
+	return ret;
+}
+
+/* the number after the highest 20-digit name in the directory, or 1 */
+static int first_free_seq(int dirfd, uint64_t *seq)
+{
+	int fd = dup(dirfd);
+	DIR *dir;
+	struct dirent *de;
+	uint64_t max = 0;
+
+	if (fd < 0)
+		return -errno;
+	dir = fdopendir(fd);
+	if (!dir) {
+		int ret = -errno;
+
+		close(fd);
+		return ret;
+	}
+	while ((de = readdir(dir)) != NULL) {
+		uint64_t v;
+
+		if (strlen(de->d_name) != SEQ_DIGITS ||
+			strspn(de->d_name, "0123456789") != SEQ_DIGITS)
+			continue;
+		v = strtoull(de->d_name, NULL, 10);
+		if (v > max)
+			max = v;
+	}
+	closedir(dir);
+	if (max == UINT64_MAX)
+		return -EOVERFLOW;
+	*seq = max + 1;
+	return 0;
+}
+
+static int open_dir(struct recv_output *out, const char *path)
+{
+	int ret;
+
+	out->fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (out->fd < 0 && errno == ENOENT) {
+		if (mkdir(path, 0777) && errno != EEXIST)
+			return -errno;
+		out->fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (out->fd < 0)
+		return -errno;
+	out->own_fd = true;
+	ret = first_free_seq(out->fd, &out->next_seq);
+	return ret;
+}
+
+static int open_stream(struct recv_output *out, const char *path)
+{
+	struct stat st;
+
+	if (path) {
+		out->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (out->fd < 0)
+			return -errno;
+		out->own_fd = true;
+	} else {
+		out->fd = STDOUT_FILENO;
+		if (fcntl(out->fd, F_GETFL) < 0)
+			return -errno; /* standard output is closed */
+	}
+	if (fstat(out->fd, &st))
+		return -errno;
+	out->rollback = S_ISREG(st.st_mode);
+
+	if (out->format == RECV_FORMAT_LINES) {
+		out->line_buf = malloc(LINE_CHUNK);
+		if (!out->line_buf)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int recv_output_open(enum recv_format format, const char *path, struct recv_output **out_ptr)
+{
+	struct recv_output *out;
+	int ret;
+
+	if (format == RECV_FORMAT_DIR && !path)
+		return -EINVAL;
+
+	out = calloc(1, sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	out->format = format;
+	out->fd = -1;
+	out->name = strdup(path ? path : "standard output");
+	if (!out->name) {
+		free(out);
+		return -ENOMEM;
+	}
+
+	ret = format == RECV_FORMAT_DIR ? open_dir(out, path) : open_stream(out, path);
+	if (ret) {
+		struct recv_output *tmp = out;
+
+		(void)recv_output_close(&tmp);
+		return ret;
+	}
+	*out_ptr = out;
+	return 0;
+}
+
+int recv_output_close(struct recv_output **out_ptr)
+{
+	struct recv_output *out = *out_ptr;
+	int ret = 0;
+
+	if (!out)
+		return 0;
+	if (out->own_fd && out->fd >= 0 && close(out->fd))
+		ret = -errno;
+	free(out->line_buf);
+	free(out->name);
+	free(out);
+	*out_ptr = NULL;
+	return ret;
+}

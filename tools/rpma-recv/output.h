@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * output.h -- where and how rpma-recv writes the messages it receives
+ *
+ * Every message is one record, a 0-byte message included:
+ *   raw    the payload as is, records back to back (no boundaries)
+ *   lines  one line per message: one trailing '\n' of the payload is
+ *          dropped, then every '\' becomes "\\" and every '\n' becomes "\n"
+ *          (backslash, letter n), and the line ends with '\n'
+ *   len    a 4-byte little-endian length, then the payload (binary-safe)
+ *   dir    one file per message in a directory, named by a 20-digit
+ *          zero-padded sequence number that counts on from the highest such
+ *          name already there; written as ".<name>.tmp" and renamed into
+ *          place, so a reader never sees a partial file
+ */
+#ifndef RPMA_RECV_OUTPUT_H
+#define RPMA_RECV_OUTPUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum recv_format { RECV_FORMAT_RAW, RECV_FORMAT_LINES, RECV_FORMAT_LEN, RECV_FORMAT_DIR };
+
+/* recv_format_parse -- "raw", "lines", "len" or "dir"; 0 or -1 */
+int recv_format_parse(const char *name, enum recv_format *format);
+
+/* recv_format_name -- the name recv_format_parse() accepts */
+const char *recv_format_name(enum recv_format format);
+
+struct recv_output;
+
+/*
+ * recv_output_open -- open the output: path NULL means standard output
+ * (not for dir). A stream file is created or truncated; a dir is created
+ * when missing (one level). Returns 0 or a negative errno.
+ */
+int recv_output_open(enum recv_format format, const char *path, struct recv_output **out_ptr);
+
+/*
+ * recv_output_write -- write one message of len bytes as one record.
+ * Returns 0 or a negative errno. When it fails, the part of the record
+ * already written is removed again where the output allows it (regular
+ * files and dir), so records written before stay whole. -EPIPE means the
+ * reader of a pipe is gone: nothing can be written any more.
+ */
+int recv_output_write(struct recv_output *out, const void *msg, size_t len);
+
+/*
+ * recv_output_name -- "standard output", the file's path or the directory's
+ * path, for messages
+ */
+const char *recv_output_name(const struct recv_output *out);
+
+/*
+ * recv_output_close -- close the output (standard output is left open) and
+ * free it; *out_ptr becomes NULL. Returns 0 or a negative errno from the
+ * close.
+ */
+int recv_output_close(struct recv_output **out_ptr);
+
+#endif /* RPMA_RECV_OUTPUT_H */

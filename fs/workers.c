@@ -146,29 +146,41 @@ int workers_start(struct mount *m, int done_fd)
 
 void workers_stop(struct mount *m)
 {
+	unsigned left;
+
 	fuse_session_exit(m->se);
 	/* a worker waiting for a buffer gets -ESHUTDOWN; puts still work */
 	pool_close(m->pool);
-	for (unsigned i = 0; i < m->nworkers && m->workers; i++) {
-		struct worker *w = &m->workers[i];
-		struct timespec ts;
+	if (!m->workers)
+		return;
+	/*
+	 * Only the worker holding the turn is in read(); the others wait for
+	 * the turn. Interrupt them all, again and again (a signal can land
+	 * just before read()), until every one has returned.
+	 */
+	do {
+		left = 0;
+		for (unsigned i = 0; i < m->nworkers; i++)
+			if (m->workers[i].started)
+				pthread_kill(m->workers[i].tid, SIGUSR1);
+		for (unsigned i = 0; i < m->nworkers; i++) {
+			struct worker *w = &m->workers[i];
+			struct timespec ts;
 
-		if (!w->started)
-			continue;
-		/* a signal can land just before read(): repeat until it returns */
-		for (;;) {
-			pthread_kill(w->tid, SIGUSR1);
+			if (!w->started)
+				continue;
 			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 50 * 1000 * 1000;
+			ts.tv_nsec += 20 * 1000 * 1000;
 			if (ts.tv_nsec >= 1000000000) {
 				ts.tv_sec++;
 				ts.tv_nsec -= 1000000000;
 			}
 			if (pthread_timedjoin_np(w->tid, NULL, &ts) == 0)
-				break;
+				w->started = false;
+			else
+				left++;
 		}
-		w->started = false;
-	}
+	} while (left);
 	free(m->workers);
 	m->workers = NULL;
 }

@@ -63,6 +63,8 @@ static inline __attribute__((format(printf, 1, 2))) void rpma_log_check_format(c
 
 #define RPMA_LOG_ERROR_WITH_ERRNO(err, fmt, ...) \
 	RPMA_LOG_WITH_ERRNO(RPMA_LOG_LEVEL_ERROR, err, fmt, ##__VA_ARGS__)
+#define RPMA_LOG_WARNING_WITH_ERRNO(err, fmt, ...) \
+	RPMA_LOG_WITH_ERRNO(RPMA_LOG_LEVEL_WARNING, err, fmt, ##__VA_ARGS__)
 #define RPMA_LOG_DEBUG_WITH_ERRNO(err, fmt, ...) \
 	RPMA_LOG_WITH_ERRNO(RPMA_LOG_LEVEL_DEBUG, err, fmt, ##__VA_ARGS__)
 

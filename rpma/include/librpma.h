@@ -547,6 +547,10 @@ int rpma_conn_req_delete(struct rpma_conn_req **req_ptr);
  * limits the private data: over InfiniBand and RoCE 56 bytes with a connect and 196 with an
  * accept; longer is refused by the kernel (RPMA_E_PROVIDER, EINVAL in the log).
  *
+ * An accepted connection (InfiniBand, RoCE) asks a sender whose SEND found no receive posted
+ * to retry after 0.64 ms (min_rnr_timer 12) instead of the 655 ms the kernel's CM sets. When
+ * the device refuses the change a warning is logged and the connection works all the same.
+ *
  * The request is consumed in every case except req_ptr == NULL or *req_ptr == NULL: *req_ptr
  * is set to NULL, and on failure everything the request held is released (an incoming request
  * is rejected).

@@ -19,9 +19,11 @@
  * decide whether to accept it before calling rpma_conn_req_connect(). librpma
  * has no way to tell, which is why this extension exists.
  *
- * Returns 0 with *addr filled (ss_family AF_INET or AF_INET6), or
- * RPMA_E_INVAL when req or addr is NULL, or when req is an outgoing request
- * (made by rpma_conn_req_new()) that has no peer address yet.
+ * Returns 0 with *addr filled (ss_family AF_INET or AF_INET6, the rest of
+ * the structure zeroed), or RPMA_E_INVAL when req or addr is NULL, when req
+ * is an outgoing request (made by rpma_conn_req_new(), whose caller named
+ * the peer), or when the peer's address is of another family (e.g. AF_IB);
+ * *addr is left untouched on error.
  */
 int rpma_conn_req_get_peer_addr(const struct rpma_conn_req *req, struct sockaddr_storage *addr);
 

@@ -67,6 +67,7 @@ struct fqp {
 	unsigned int n_send;
 	struct fake_recv_wr recvs[WR_MAX];
 	unsigned int n_recv;
+	uint8_t min_rnr_timer;
 };
 
 struct fevent;
@@ -115,6 +116,7 @@ static uint32_t Next_handle = 1;
 static uint32_t Next_qp_num = 0x100;
 
 static struct fake_conn_param Last_connect, Last_accept;
+static struct fake_modify_qp Last_modify_qp;
 static int Last_resolve_addr_timeout = -1, Last_resolve_route_timeout = -1;
 static int Last_cqe = -1, Last_reg_mr_access = -1, Last_backlog = -1;
 static struct rdma_addrinfo Last_hints;
@@ -368,6 +370,7 @@ void fake_reset(void)
 	Last_violation[0] = '\0';
 	memset(&Last_connect, 0, sizeof(Last_connect));
 	memset(&Last_accept, 0, sizeof(Last_accept));
+	memset(&Last_modify_qp, 0, sizeof(Last_modify_qp));
 	Last_resolve_addr_timeout = Last_resolve_route_timeout = -1;
 	Last_cqe = Last_reg_mr_access = Last_backlog = -1;
 	memset(&Last_hints, 0, sizeof(Last_hints));
@@ -440,6 +443,16 @@ struct ibv_cq *fake_cq_by_channel_fd(int fd, int nth)
 struct ibv_qp_init_attr fake_qp_attr(const struct ibv_qp *qp)
 {
 	return fqp_of(qp)->attr;
+}
+
+uint8_t fake_qp_min_rnr_timer(const struct ibv_qp *qp)
+{
+	return fqp_of(qp)->min_rnr_timer;
+}
+
+struct fake_modify_qp fake_last_modify_qp(void)
+{
+	return Last_modify_qp;
 }
 
 /* raise one event for cq on channel: a byte in the pipe and the CQ in the queue */
@@ -549,7 +562,26 @@ struct rdma_cm_id *fake_cm_id_by_channel_fd(int evch_fd)
 	return NULL;
 }
 
+/* the size of a socket address of family; sizeof(struct sockaddr) for the ones not known */
+static size_t sockaddr_len(const struct sockaddr *addr)
+{
+	switch (addr->sa_family) {
+	case AF_INET:
+		return sizeof(struct sockaddr_in);
+	case AF_INET6:
+		return sizeof(struct sockaddr_in6);
+	default:
+		return sizeof(struct sockaddr);
+	}
+}
+
 struct rdma_cm_id *fake_cm_push_connect_request(int ep_fd, const void *pdata, uint8_t pdata_len)
+{
+	return fake_cm_push_connect_request_from(ep_fd, NULL, pdata, pdata_len);
+}
+
+struct rdma_cm_id *fake_cm_push_connect_request_from(
+	int ep_fd, const struct sockaddr *peer, const void *pdata, uint8_t pdata_len)
 {
 	struct rdma_cm_id *listen_id = fake_cm_id_by_channel_fd(ep_fd);
 	if (listen_id == NULL)
@@ -562,6 +594,8 @@ struct rdma_cm_id *fake_cm_push_connect_request(int ep_fd, const void *pdata, ui
 	f->id.channel = &e->ch;
 	f->id.ps = listen_id->ps;
 	f->id.qp_type = IBV_QPT_RC;
+	if (peer != NULL)
+		memcpy(&f->id.route.addr.dst_storage, peer, sockaddr_len(peer));
 	link_node(&f->n, FAKE_CM_ID);
 	push_event_locked(e, &f->id, listen_id, RDMA_CM_EVENT_CONNECT_REQUEST, 0, pdata, pdata_len);
 	pthread_mutex_unlock(&Lock);
@@ -972,6 +1006,56 @@ static int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_
 	return 0;
 }
 
+/* whether verbs allow IBV_QP_MIN_RNR_TIMER in the transition from cur to next (RC) */
+static bool min_rnr_timer_allowed(enum ibv_qp_state cur, enum ibv_qp_state next)
+{
+	switch (cur) {
+	case IBV_QPS_INIT:
+		return next == IBV_QPS_RTR;
+	case IBV_QPS_RTR:
+	case IBV_QPS_SQE:
+		return next == IBV_QPS_RTS;
+	case IBV_QPS_RTS:
+		return next == IBV_QPS_RTS;
+	case IBV_QPS_SQD:
+		return next == IBV_QPS_SQD || next == IBV_QPS_RTS;
+	default:
+		return false;
+	}
+}
+
+int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
+{
+	int err;
+	pthread_mutex_lock(&Lock);
+	struct fqp *q = fqp_of(qp);
+	if (!is_live(&q->n, FAKE_QP)) {
+		violation("ibv_modify_qp() of a QP that does not exist");
+		pthread_mutex_unlock(&Lock);
+		return EINVAL;
+	}
+	Last_modify_qp.qp_num = qp->qp_num;
+	Last_modify_qp.attr = *attr;
+	Last_modify_qp.attr_mask = attr_mask;
+	if (fail_now(FAKE_IBV_MODIFY_QP, &err)) {
+		pthread_mutex_unlock(&Lock);
+		return err;
+	}
+	if (attr_mask & ~(IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER))
+		violation("ibv_modify_qp() with attributes the fake does not model (mask 0x%x)",
+			(unsigned int)attr_mask);
+	enum ibv_qp_state next = (attr_mask & IBV_QP_STATE) ? attr->qp_state : qp->state;
+	if ((attr_mask & IBV_QP_MIN_RNR_TIMER) && !min_rnr_timer_allowed(qp->state, next)) {
+		pthread_mutex_unlock(&Lock);
+		return EINVAL;
+	}
+	if (attr_mask & IBV_QP_MIN_RNR_TIMER)
+		q->min_rnr_timer = attr->min_rnr_timer;
+	qp->state = next;
+	pthread_mutex_unlock(&Lock);
+	return 0;
+}
+
 /* ---- librdmacm -------------------------------------------------------------------------- */
 
 int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrinfo *hints,
@@ -1155,6 +1239,8 @@ int rdma_resolve_addr(
 		errno = EINVAL;
 		return -1;
 	}
+	/* as librdmacm: the ID knows its destination from here on */
+	memcpy(&id->route.addr.dst_storage, dst_addr, sockaddr_len(dst_addr));
 	id->verbs = &Ctx;
 	pthread_mutex_unlock(&Lock);
 	return 0;
@@ -1399,6 +1485,11 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		pthread_mutex_unlock(&Lock);
 		errno = EINVAL;
 		return -1;
+	}
+	/* librdmacm: INIT -> RTR (the kernel CM's min_rnr_timer, 0) -> RTS, then the accept */
+	if (id->qp != NULL) {
+		fqp_of(id->qp)->min_rnr_timer = 0;
+		id->qp->state = IBV_QPS_RTS;
 	}
 	pthread_mutex_unlock(&Lock);
 	return 0;

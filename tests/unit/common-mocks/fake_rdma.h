@@ -25,12 +25,19 @@
  * - limits the kernel enforces are enforced: private data longer than 56 bytes in a connect
  *   or 196 in an accept is EINVAL (InfiniBand/RoCE), a CQ of fewer than 1 entry is EINVAL, a
  *   QP needs its ID bound to a device and a PD of that device, a work request may not have
- *   more SGEs than the QP was made for, ibv_dealloc_pd() of a PD still in use is EBUSY.
+ *   more SGEs than the QP was made for, ibv_dealloc_pd() of a PD still in use is EBUSY;
+ * - a QP has a state: INIT when made, RTS once rdma_accept() succeeds (librdmacm takes it
+ *   through RTR to RTS there, with the kernel CM's min_rnr_timer 0); ibv_modify_qp() knows
+ *   IBV_QP_STATE and IBV_QP_MIN_RNR_TIMER, and refuses with EINVAL a min_rnr_timer in a
+ *   transition where verbs do not allow it (it is allowed in INIT->RTR, RTR->RTS, RTS->RTS,
+ *   SQD->SQD, SQD->RTS, SQE->RTS; without IBV_QP_STATE the transition is from the current
+ *   state to itself); a state change alone is taken as asked, any other attribute is a
+ *   violation (not modelled).
  *
  * Failure injection: fake_fail(fn, nth, err) makes the nth call of fn from now fail, with err
  * as errno (functions returning -1 or NULL) or as the return value (functions returning an
  * errno value: ibv_dealloc_pd, ibv_dereg_mr, ibv_destroy_cq, ibv_destroy_comp_channel,
- * ibv_req_notify_cq, ibv_post_send, ibv_post_recv; and ibv_poll_cq, which returns err as is;
+ * ibv_req_notify_cq, ibv_post_send, ibv_post_recv, ibv_modify_qp; and ibv_poll_cq, which returns err as is;
  * and rdma_getaddrinfo, which returns err as is and sets errno to ENODEV when err is -1).
  * A failed destroy leaves its object alive, as a real one would; fake_free_all() releases
  * such leftovers once the test has counted them.
@@ -59,6 +66,7 @@ enum fake_fn {
 	FAKE_IBV_POLL_CQ,
 	FAKE_IBV_POST_SEND,
 	FAKE_IBV_POST_RECV,
+	FAKE_IBV_MODIFY_QP,
 	FAKE_RDMA_GETADDRINFO,
 	FAKE_RDMA_FREEADDRINFO,
 	FAKE_RDMA_CREATE_EVENT_CHANNEL,
@@ -147,6 +155,16 @@ const char *fake_last_violation(void);
 struct ibv_qp *fake_qp_by_num(uint32_t qp_num);
 struct ibv_cq *fake_cq_by_channel_fd(int fd, int nth); /* nth CQ (0-based) on that channel */
 struct ibv_qp_init_attr fake_qp_attr(const struct ibv_qp *qp); /* as the library asked */
+/* the QP's min_rnr_timer now (0, the kernel CM's value, until the library changes it) */
+uint8_t fake_qp_min_rnr_timer(const struct ibv_qp *qp);
+
+/* the last ibv_modify_qp() call, failed ones included */
+struct fake_modify_qp {
+	uint32_t qp_num;
+	struct ibv_qp_attr attr;
+	int attr_mask;
+};
+struct fake_modify_qp fake_last_modify_qp(void);
 
 /* completions: add one to cq (raising an event when armed); whether cq is armed */
 void fake_cq_push_wc(struct ibv_cq *cq, const struct ibv_wc *wc);
@@ -166,11 +184,15 @@ struct fake_recv_wr fake_recv_get(const struct ibv_qp *qp, unsigned int i);
 /*
  * CM events: push an event of type for id on the channel whose fd is evch_fd (private data
  * copied); push a connection request to the listening endpoint whose fd is ep_fd, for a new CM
- * ID that is returned
+ * ID that is returned. A request pushed by fake_cm_push_connect_request() has no peer address
+ * (rdma_get_peer_addr() gives AF_UNSPEC); _from() gives it a copy of peer (AF_INET, AF_INET6,
+ * or for any other family sizeof(struct sockaddr) bytes).
  */
 void fake_cm_push_event(int evch_fd, struct rdma_cm_id *id, enum rdma_cm_event_type type,
 	int status, const void *pdata, uint8_t pdata_len);
 struct rdma_cm_id *fake_cm_push_connect_request(int ep_fd, const void *pdata, uint8_t pdata_len);
+struct rdma_cm_id *fake_cm_push_connect_request_from(
+	int ep_fd, const struct sockaddr *peer, const void *pdata, uint8_t pdata_len);
 /* the CM ID whose events arrive on evch_fd (the first one, in creation order) */
 struct rdma_cm_id *fake_cm_id_by_channel_fd(int evch_fd);
 

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * test_ep.c -- listening endpoints and incoming connection requests: rpma_ep_listen(),
- * _shutdown(), _get_fd(), _next_conn_req(), and accepting or rejecting what they return
+ * _shutdown(), _get_fd(), _next_conn_req(), the peer's address of a request
+ * (rpma_conn_req_get_peer_addr(), librpma_ext.h), and accepting or rejecting what they return
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "librpma_ext.h"
 #include "unit.h"
 
 #define NOT_TOUCHED_EP ((struct rpma_ep *)0x1234)
@@ -462,6 +466,9 @@ static void test_accept_failure_rejects_and_releases(void **state)
 	assert_int_equal(fake_calls(FAKE_RDMA_REJECT), 2);
 	assert_int_equal(fake_live(FAKE_CM_ID), 1);
 
+	/* no queue pair was left to tune */
+	assert_int_equal(fake_calls(FAKE_IBV_MODIFY_QP), 0);
+
 	assert_int_equal(rpma_ep_shutdown(&ep), 0);
 	assert_int_equal(rpma_peer_delete(&peer), 0);
 }
@@ -538,6 +545,243 @@ static void test_rejecting_a_request_that_fails_to_reject(void **state)
 	assert_int_equal(rpma_peer_delete(&peer), 0);
 }
 
+/* a request from peer, taken from ep */
+static struct rpma_conn_req *req_from(struct rpma_ep *ep, const struct sockaddr *peer)
+{
+	assert_non_null(fake_cm_push_connect_request_from(ep_fd(ep), peer, NULL, 0));
+	struct rpma_conn_req *req = NULL;
+	assert_int_equal(rpma_ep_next_conn_req(ep, NULL, &req), 0);
+	assert_non_null(req);
+	return req;
+}
+
+/* whether the bytes of ss from offset on are all zero */
+static bool zero_from(const struct sockaddr_storage *ss, size_t offset)
+{
+	const unsigned char *b = (const unsigned char *)ss;
+	for (size_t i = offset; i < sizeof(*ss); i++)
+		if (b[i] != 0)
+			return false;
+	return true;
+}
+
+static void test_peer_addr_of_an_ipv4_request(void **state)
+{
+	(void)state;
+	struct rpma_peer *peer = fx_peer();
+	struct rpma_ep *ep = fx_ep(peer);
+
+	struct sockaddr_in from = {.sin_family = AF_INET, .sin_port = htons(40001)};
+	assert_int_equal(inet_pton(AF_INET, "192.168.77.1", &from.sin_addr), 1);
+	struct rpma_conn_req *req = req_from(ep, (const struct sockaddr *)&from);
+
+	struct sockaddr_storage ss;
+	memset(&ss, 0xa5, sizeof(ss));
+	assert_int_equal(rpma_conn_req_get_peer_addr(req, &ss), 0);
+	assert_int_equal(ss.ss_family, AF_INET);
+	const struct sockaddr_in *got = (const struct sockaddr_in *)&ss;
+	assert_int_equal(ntohs(got->sin_port), 40001);
+	assert_int_equal(got->sin_addr.s_addr, from.sin_addr.s_addr);
+	assert_memory_equal(got, &from, sizeof(from));
+	assert_true(zero_from(&ss, sizeof(from)));
+
+	/* asking does not consume the request: it is accepted as usual */
+	struct rpma_conn *conn = NULL;
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), 0);
+	assert_int_equal(rpma_conn_delete(&conn), 0);
+	assert_int_equal(rpma_ep_shutdown(&ep), 0);
+	assert_int_equal(rpma_peer_delete(&peer), 0);
+}
+
+static void test_peer_addr_of_an_ipv6_request(void **state)
+{
+	(void)state;
+	struct rpma_peer *peer = fx_peer();
+	struct rpma_ep *ep = fx_ep(peer);
+
+	struct sockaddr_in6 from = {
+		.sin6_family = AF_INET6,
+		.sin6_port = htons(50002),
+		.sin6_flowinfo = htonl(0x12345),
+		.sin6_scope_id = 3,
+	};
+	assert_int_equal(inet_pton(AF_INET6, "fe80::2:77", &from.sin6_addr), 1);
+	struct rpma_conn_req *req = req_from(ep, (const struct sockaddr *)&from);
+
+	struct sockaddr_storage ss;
+	memset(&ss, 0xa5, sizeof(ss));
+	assert_int_equal(rpma_conn_req_get_peer_addr(req, &ss), 0);
+	assert_int_equal(ss.ss_family, AF_INET6);
+	const struct sockaddr_in6 *got = (const struct sockaddr_in6 *)&ss;
+	assert_int_equal(ntohs(got->sin6_port), 50002);
+	assert_memory_equal(&got->sin6_addr, &from.sin6_addr, sizeof(from.sin6_addr));
+	assert_int_equal(got->sin6_scope_id, 3);
+	assert_memory_equal(got, &from, sizeof(from));
+	assert_true(zero_from(&ss, sizeof(from)));
+
+	/* the address lives in the request, not in the endpoint */
+	assert_int_equal(rpma_ep_shutdown(&ep), 0);
+	memset(&ss, 0, sizeof(ss));
+	assert_int_equal(rpma_conn_req_get_peer_addr(req, &ss), 0);
+	assert_memory_equal(&ss, &from, sizeof(from));
+
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	assert_int_equal(rpma_peer_delete(&peer), 0);
+}
+
+static void test_peer_addr_rejects_null_arguments(void **state)
+{
+	(void)state;
+	struct rpma_peer *peer = fx_peer();
+	struct rpma_ep *ep = fx_ep(peer);
+	struct sockaddr_in from = {.sin_family = AF_INET, .sin_port = htons(1)};
+	struct rpma_conn_req *req = req_from(ep, (const struct sockaddr *)&from);
+
+	struct sockaddr_storage ss;
+	memset(&ss, 0xa5, sizeof(ss));
+	assert_int_equal(rpma_conn_req_get_peer_addr(NULL, &ss), RPMA_E_INVAL);
+	assert_int_equal(rpma_conn_req_get_peer_addr(req, NULL), RPMA_E_INVAL);
+	assert_int_equal(rpma_conn_req_get_peer_addr(NULL, NULL), RPMA_E_INVAL);
+	for (size_t i = 0; i < sizeof(ss); i++)
+		assert_int_equal(((unsigned char *)&ss)[i], 0xa5);
+
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	assert_int_equal(rpma_ep_shutdown(&ep), 0);
+	assert_int_equal(rpma_peer_delete(&peer), 0);
+}
+
+static void test_peer_addr_of_an_outgoing_request_is_refused(void **state)
+{
+	(void)state;
+	struct rpma_peer *peer = fx_peer();
+	/* its ID has a destination (UNIT_ADDR, set by rdma_resolve_addr() as in librdmacm) */
+	struct rpma_conn_req *req = fx_req_active(peer, NULL);
+
+	struct sockaddr_storage ss;
+	memset(&ss, 0xa5, sizeof(ss));
+	assert_int_equal(rpma_conn_req_get_peer_addr(req, &ss), RPMA_E_INVAL);
+	assert_int_equal(ss.ss_family, (sa_family_t)0xa5a5);
+
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	assert_int_equal(rpma_peer_delete(&peer), 0);
+}
+
+static void test_peer_addr_of_another_family_is_refused(void **state)
+{
+	(void)state;
+	struct rpma_peer *peer = fx_peer();
+	struct rpma_ep *ep = fx_ep(peer);
+
+	/* AF_IB (a listener bound to an InfiniBand address), and no address at all */
+	struct sockaddr ib = {.sa_family = AF_IB};
+	struct rpma_conn_req *req_ib = req_from(ep, &ib);
+	struct rpma_conn_req *req_none = req_from(ep, NULL);
+
+	struct sockaddr_storage ss;
+	memset(&ss, 0xa5, sizeof(ss));
+	log_clear();
+	assert_int_equal(rpma_conn_req_get_peer_addr(req_ib, &ss), RPMA_E_INVAL);
+	assert_true(log_has("family 27", "neither AF_INET nor AF_INET6", NULL));
+	assert_int_equal(rpma_conn_req_get_peer_addr(req_none, &ss), RPMA_E_INVAL);
+	assert_true(log_has("family 0", NULL));
+	assert_int_equal(ss.ss_family, (sa_family_t)0xa5a5);
+
+	assert_int_equal(rpma_conn_req_delete(&req_ib), 0);
+	assert_int_equal(rpma_conn_req_delete(&req_none), 0);
+	assert_int_equal(rpma_ep_shutdown(&ep), 0);
+	assert_int_equal(rpma_peer_delete(&peer), 0);
+}
+
+/* min_rnr_timer 12 encodes 0.64 ms; the kernel CM leaves 0, which encodes 655.36 ms */
+#define SHORT_RNR_TIMER 12
+
+static void test_accept_shortens_the_rnr_nak_timer(void **state)
+{
+	(void)state;
+	struct rpma_peer *peer = fx_peer();
+	struct rpma_ep *ep = fx_ep(peer);
+	struct rpma_conn_req *req = fx_req_passive(ep, NULL, NULL, 0);
+	log_clear();
+
+	struct rpma_conn *conn = NULL;
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), 0);
+	struct ibv_qp *qp = fx_qp(conn);
+
+	/* one RTS -> RTS change of that one attribute, after the accept put the QP in RTS */
+	assert_int_equal(fake_calls(FAKE_IBV_MODIFY_QP), 1);
+	struct fake_modify_qp m = fake_last_modify_qp();
+	assert_int_equal(m.qp_num, qp->qp_num);
+	assert_int_equal(m.attr_mask, IBV_QP_MIN_RNR_TIMER);
+	assert_int_equal(m.attr.min_rnr_timer, SHORT_RNR_TIMER);
+	assert_int_equal(qp->state, IBV_QPS_RTS);
+	assert_int_equal(fake_qp_min_rnr_timer(qp), SHORT_RNR_TIMER);
+	assert_false(log_has("ibv_modify_qp", NULL));
+
+	assert_int_equal(rpma_conn_disconnect(conn), 0);
+	assert_int_equal(rpma_conn_delete(&conn), 0);
+	assert_int_equal(rpma_ep_shutdown(&ep), 0);
+	assert_int_equal(rpma_peer_delete(&peer), 0);
+}
+
+static void test_failed_rnr_timer_change_keeps_the_connection(void **state)
+{
+	(void)state;
+	static const int errs[] = {EINVAL, EOPNOTSUPP, EIO};
+	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
+		struct rpma_peer *peer = fx_peer();
+		struct rpma_ep *ep = fx_ep(peer);
+		struct rpma_conn_req *req = fx_req_passive(ep, NULL, "x", 1);
+		log_clear();
+
+		fake_fail(FAKE_IBV_MODIFY_QP, 1, errs[i]);
+		struct rpma_conn *conn = NULL;
+		assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), 0);
+		assert_null(req);
+		assert_non_null(conn);
+
+		/* a warning with the errno, and the connection as it was: accepted, not rejected */
+		char errno_text[32];
+		snprintf(errno_text, sizeof(errno_text), "(errno %d)", errs[i]);
+		assert_true(log_has(
+			"ibv_modify_qp(min_rnr_timer=12)", strerror(errs[i]), errno_text, NULL));
+		assert_int_equal(log_last_level(), RPMA_LOG_LEVEL_WARNING);
+		assert_int_equal(fake_calls(FAKE_IBV_MODIFY_QP), 1);
+		assert_int_equal(fake_calls(FAKE_RDMA_ACCEPT), 1);
+		assert_int_equal(fake_calls(FAKE_RDMA_REJECT), 0);
+		struct ibv_qp *qp = fx_qp(conn);
+		assert_int_equal(fake_qp_min_rnr_timer(qp), 0);
+
+		/* it works and goes away like any other; teardown finds nothing left */
+		struct rpma_conn_private_data got = {NULL, 0};
+		assert_int_equal(rpma_conn_get_private_data(conn, &got), 0);
+		assert_int_equal(got.len, 1);
+		assert_int_equal(rpma_conn_disconnect(conn), 0);
+		assert_int_equal(rpma_conn_delete(&conn), 0);
+		assert_int_equal(rpma_ep_shutdown(&ep), 0);
+		assert_int_equal(rpma_peer_delete(&peer), 0);
+		unit_assert_clean();
+		fake_reset();
+	}
+}
+
+static void test_iwarp_accept_leaves_the_rnr_timer_alone(void **state)
+{
+	(void)state;
+	fake_set_transport(IBV_TRANSPORT_IWARP); /* no RNR NAK there */
+	struct rpma_peer *peer = fx_peer();
+	struct rpma_ep *ep = fx_ep(peer);
+	struct rpma_conn_req *req = fx_req_passive(ep, NULL, NULL, 0);
+
+	struct rpma_conn *conn = NULL;
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), 0);
+	assert_int_equal(fake_calls(FAKE_RDMA_ACCEPT), 1);
+	assert_int_equal(fake_calls(FAKE_IBV_MODIFY_QP), 0);
+
+	assert_int_equal(rpma_conn_delete(&conn), 0);
+	assert_int_equal(rpma_ep_shutdown(&ep), 0);
+	assert_int_equal(rpma_peer_delete(&peer), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -559,6 +803,14 @@ int main(void)
 		rpma_unit_test(test_accept_failure_rejects_and_releases),
 		rpma_unit_test(test_accept_out_of_memory_rejects),
 		rpma_unit_test(test_rejecting_a_request_that_fails_to_reject),
+		rpma_unit_test(test_peer_addr_of_an_ipv4_request),
+		rpma_unit_test(test_peer_addr_of_an_ipv6_request),
+		rpma_unit_test(test_peer_addr_rejects_null_arguments),
+		rpma_unit_test(test_peer_addr_of_an_outgoing_request_is_refused),
+		rpma_unit_test(test_peer_addr_of_another_family_is_refused),
+		rpma_unit_test(test_accept_shortens_the_rnr_nak_timer),
+		rpma_unit_test(test_failed_rnr_timer_change_keeps_the_connection),
+		rpma_unit_test(test_iwarp_accept_leaves_the_rnr_timer_alone),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

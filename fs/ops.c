@@ -1,0 +1,620 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * ops.c -- the FUSE low-level operations: what a spool directory looks like
+ *
+ *	/		0700 directory (0755 with allow_other)
+ *	/<peer>		0200 spool file: each write(2) is one message
+ *	/<peer>.status	0400 key: value text of the peer's figures
+ *
+ * Nothing can be created, renamed or removed (EPERM); a spool file cannot be
+ * opened for reading (EACCES). See SPEC §4 and rpmafs(8).
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "mount.h"
+#include "ops.h"
+#include "pool.h"
+#include "spool.h"
+#include "status.h"
+#include "workers.h"
+
+/* names never change, and spool attributes are invalidated on change */
+#define ENTRY_TIMEOUT 86400.0
+#define SPOOL_ATTR_TIMEOUT 86400.0
+
+static struct mount *mount_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+struct spool *mount_spool_of(struct mount *m, fuse_ino_t ino, bool *is_status)
+{
+	unsigned index;
+
+	if (ino < 2)
+		return NULL;
+	index = (unsigned)((ino - 2) / 2);
+	if (index >= m->nspools)
+		return NULL;
+	*is_status = (ino - 2) % 2 == 1;
+	return &m->spools[index];
+}
+
+static void fill_attr(struct mount *m, fuse_ino_t ino, struct stat *st)
+{
+	struct spool_stats ss;
+	struct spool *sp;
+	bool is_status;
+
+	memset(st, 0, sizeof(*st));
+	st->st_ino = ino;
+	st->st_uid = m->uid;
+	st->st_gid = m->gid;
+	st->st_nlink = 1;
+	st->st_blksize = 4096;
+	if (ino == FUSE_ROOT_ID) {
+		st->st_mode = S_IFDIR | (m->allow_other ? 0755 : 0700);
+		st->st_nlink = 2;
+		st->st_mtim = st->st_ctim = st->st_atim = m->mounted_at;
+		return;
+	}
+	sp = mount_spool_of(m, ino, &is_status);
+	if (is_status) {
+		size_t len = 0;
+		char *text = status_render(sp, &len);
+
+		free(text);
+		st->st_mode = S_IFREG | (m->allow_other ? 0444 : 0400);
+		st->st_size = (off_t)len;
+		clock_gettime(CLOCK_REALTIME, &st->st_mtim);
+		st->st_ctim = st->st_atim = st->st_mtim;
+		return;
+	}
+	/*
+	 * Mark the attributes as cached before reading the figures: a
+	 * completion that lands in between then invalidates them (spool.c).
+	 */
+	atomic_store(&sp->attr_cached, true);
+	spool_stats_get(sp, &ss);
+	st->st_mode = S_IFREG | (m->allow_other ? 0222 : 0200);
+	st->st_size = (off_t)ss.bytes_confirmed;
+	st->st_mtim = ss.mtime;
+	st->st_ctim = ss.ctime;
+	st->st_atim = m->mounted_at;
+}
+
+static double attr_timeout(struct mount *m, fuse_ino_t ino)
+{
+	bool is_status = false;
+
+	if (ino != FUSE_ROOT_ID)
+		mount_spool_of(m, ino, &is_status);
+	return is_status ? 0.0 : SPOOL_ATTR_TIMEOUT;
+}
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	/* O_TRUNC travels in OPEN instead of costing a SETATTR */
+	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
+		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+	/* requests must land in our registered buffers, one write whole */
+	conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE |
+		FUSE_CAP_ASYNC_DIO | FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_AUTO_INVAL_DATA |
+		FUSE_CAP_READDIRPLUS | FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
+	conn->max_write = FUSE_ATOMIC_WRITE_MAX + 1;
+	conn->max_background = 64;
+	conn->time_gran = 1;
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct mount *m = mount_of(req);
+	struct fuse_entry_param e;
+
+	if (parent != FUSE_ROOT_ID) {
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	for (unsigned i = 0; i < m->nspools; i++) {
+		const char *peer = m->spools[i].cfg->name;
+		size_t n = strlen(peer);
+
+		if (strncmp(name, peer, n) != 0)
+			continue;
+		memset(&e, 0, sizeof(e));
+		if (name[n] == '\0')
+			e.ino = spool_ino(i);
+		else if (strcmp(name + n, ".status") == 0)
+			e.ino = status_ino(i);
+		else
+			continue;
+		fill_attr(m, e.ino, &e.attr);
+		e.attr_timeout = attr_timeout(m, e.ino);
+		e.entry_timeout = ENTRY_TIMEOUT;
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	fuse_reply_err(req, ENOENT);
+}
+
+static bool valid_ino(struct mount *m, fuse_ino_t ino)
+{
+	bool is_status;
+
+	return ino == FUSE_ROOT_ID || mount_spool_of(m, ino, &is_status);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct mount *m = mount_of(req);
+	struct stat st;
+
+	(void)fi;
+	if (!valid_ino(m, ino)) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	fill_attr(m, ino, &st);
+	fuse_reply_attr(req, &st, attr_timeout(m, ino));
+}
+
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+	struct fuse_file_info *fi)
+{
+	struct mount *m = mount_of(req);
+	struct stat st;
+	bool is_status = false;
+
+	(void)fi;
+	if (!valid_ino(m, ino)) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (ino != FUSE_ROOT_ID)
+		mount_spool_of(m, ino, &is_status);
+	/*
+	 * Owner and mode are fixed. Truncating a spool file to 0 is how
+	 * `truncate -s 0` and `: >` say "empty message" (sent at release);
+	 * times are accepted so that `touch` works, and ignored: st_mtime and
+	 * st_ctime report the last message and the last completion.
+	 */
+	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	if ((to_set & FUSE_SET_ATTR_SIZE) &&
+		(ino == FUSE_ROOT_ID || is_status || attr->st_size != 0)) {
+		fuse_reply_err(req, ino == FUSE_ROOT_ID ? EISDIR : EPERM);
+		return;
+	}
+	fill_attr(m, ino, &st);
+	fuse_reply_attr(req, &st, attr_timeout(m, ino));
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+	struct fuse_file_info *fi)
+{
+	struct mount *m = mount_of(req);
+	char *buf;
+	size_t used = 0;
+	off_t n = 0, total = 2 + 2 * (off_t)m->nspools;
+
+	(void)fi;
+	if (ino != FUSE_ROOT_ID) {
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	buf = malloc(size);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	for (n = off; n < total; n++) {
+		struct stat st = {0};
+		char name[RPMAFS_PEER_NAME_MAX + 16];
+		size_t len;
+
+		if (n == 0) {
+			st.st_ino = FUSE_ROOT_ID;
+			strcpy(name, ".");
+		} else if (n == 1) {
+			st.st_ino = FUSE_ROOT_ID;
+			strcpy(name, "..");
+		} else {
+			unsigned i = (unsigned)(n - 2) / 2;
+			bool status = (n - 2) % 2 == 1;
+
+			st.st_ino = status ? status_ino(i) : spool_ino(i);
+			snprintf(name, sizeof(name), "%s%s", m->spools[i].cfg->name,
+				status ? ".status" : "");
+		}
+		st.st_mode = n < 2 ? S_IFDIR : S_IFREG;
+		len = fuse_add_direntry(req, buf + used, size - used, name, &st, n + 1);
+		if (len > size - used)
+			break;
+		used += len;
+	}
+	fuse_reply_buf(req, buf, used);
+	free(buf);
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct mount *m = mount_of(req);
+	int acc = fi->flags & O_ACCMODE;
+	struct handle *fh;
+	struct spool *sp;
+	bool is_status;
+
+	sp = mount_spool_of(m, ino, &is_status);
+	if (!sp) {
+		fuse_reply_err(req, ino == FUSE_ROOT_ID ? EISDIR : ENOENT);
+		return;
+	}
+	if (is_status ? acc != O_RDONLY : acc != O_WRONLY) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
+	fh = calloc(1, sizeof(*fh));
+	if (!fh) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	fh->sp = sp;
+	fh->flags = fi->flags;
+	fh->refs = 1;
+	if (is_status) {
+		/* a snapshot, so that reads at any offset agree with each other */
+		fh->text = status_render(sp, &fh->text_len);
+		if (!fh->text) {
+			free(fh);
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+	} else {
+		fh->sync = sp->cfg->mode == RPMAFS_MODE_SYNC ||
+			(fi->flags & (O_SYNC | O_DSYNC)) != 0;
+	}
+	fi->fh = (uint64_t)(uintptr_t)fh;
+	/* one write, one message: never through the page cache */
+	fi->direct_io = 1;
+	fi->keep_cache = 0;
+	fi->nonseekable = !is_status;
+	/* a sync handle reports every outcome in write(): close has nothing to add */
+	fi->noflush = is_status || fh->sync;
+	if (fuse_reply_open(req, fi) == -ENOENT) {
+		/* the opener was interrupted: nobody will release this handle */
+		free(fh->text);
+		free(fh);
+	}
+}
+
+static struct handle *handle_of(struct fuse_file_info *fi)
+{
+	return (struct handle *)(uintptr_t)fi->fh;
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+	struct fuse_file_info *fi)
+{
+	struct handle *fh = handle_of(fi);
+
+	(void)ino;
+	if (!fh->text) {
+		fuse_reply_err(req, EBADF);
+		return;
+	}
+	if (off < 0 || (size_t)off >= fh->text_len) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	if (size > fh->text_len - (size_t)off)
+		size = fh->text_len - (size_t)off;
+	fuse_reply_buf(req, fh->text + off, size);
+}
+
+/*
+ * The data path's entry: the payload sits in the pool buffer the kernel
+ * wrote the request into; that buffer becomes the message's.
+ */
+static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+	struct fuse_file_info *fi)
+{
+	struct mount *m = mount_of(req);
+	struct handle *fh = handle_of(fi);
+	struct spool *sp = fh->sp;
+	bool nonblock = (fi->flags & O_NONBLOCK) != 0;
+	struct msg *msg;
+	unsigned slot;
+	int err;
+
+	(void)ino;
+	(void)off;
+	pthread_mutex_lock(&sp->lock);
+	fh->written = true;
+	err = fh->error;
+	fh->error = 0;
+	if (!err && size > sp->max_message)
+		err = EMSGSIZE;
+	if (!err && nonblock && sp->state != SPOOL_CONNECTED)
+		err = EAGAIN;
+	if (err == EMSGSIZE || err == EAGAIN)
+		sp->st.refused++;
+	pthread_mutex_unlock(&sp->lock);
+	if (err) {
+		fuse_reply_err(req, err);
+		return;
+	}
+
+	msg = calloc(1, sizeof(*msg));
+	if (!msg) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	err = workers_take_buffer(m, buf, nonblock, &slot);
+	if (err == -EINVAL) {
+		/* not in our pool (cannot happen with our reader): copy, and count it */
+		err = pool_get(m->pool, !nonblock, &slot);
+		if (!err) {
+			memcpy(pool_slot_ptr(m->pool, slot), buf, size);
+			buf = pool_slot_ptr(m->pool, slot);
+			pthread_mutex_lock(&sp->lock);
+			sp->st.payload_copies++;
+			pthread_mutex_unlock(&sp->lock);
+		}
+	}
+	if (err) {
+		free(msg);
+		fuse_reply_err(req, err == -ESHUTDOWN ? ENOTCONN : -err);
+		return;
+	}
+	msg->kind = MSG_DATA;
+	msg->fh = fh;
+	msg->req = req;
+	msg->write_size = size;
+	msg->sync = fh->sync;
+	msg->slot = slot;
+	msg->offset = (size_t)(buf - (const char *)pool_base(m->pool));
+	msg->len = (uint32_t)size;
+	spool_submit(sp, msg);
+}
+
+static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct handle *fh = handle_of(fi);
+
+	(void)ino;
+	/* close(2) reports an earlier async failure, once; it does not wait */
+	fuse_reply_err(req, fh->text ? 0 : spool_take_error(fh->sp, fh));
+}
+
+static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	struct handle *fh = handle_of(fi);
+
+	(void)ino;
+	(void)datasync;
+	if (fh->text)
+		fuse_reply_err(req, 0);
+	else
+		spool_fsync(fh->sp, fh, req);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct handle *fh = handle_of(fi);
+	struct spool *sp = fh->sp;
+	bool send_empty;
+
+	(void)ino;
+	if (fh->text) {
+		free(fh->text);
+		free(fh);
+		fuse_reply_err(req, 0);
+		return;
+	}
+	/*
+	 * The kernel never passes a 0-byte write(2) on: a handle opened for
+	 * writing and closed without one (`: > f`, `truncate -s 0 f`,
+	 * `touch f`) is the 0-byte message, rpma_send(conn, NULL, 0, 0, ...).
+	 */
+	pthread_mutex_lock(&sp->lock);
+	send_empty = !fh->written;
+	pthread_mutex_unlock(&sp->lock);
+	if (send_empty) {
+		struct msg *msg = calloc(1, sizeof(*msg));
+
+		if (msg) {
+			msg->kind = MSG_EMPTY;
+			msg->fh = fh;
+			msg->slot = POOL_NO_SLOT;
+			spool_submit(sp, msg);
+		} else {
+			log_err("%s: out of memory: 0-byte message not sent", sp->cfg->name);
+		}
+	}
+	spool_release(sp, fh);
+	fuse_reply_err(req, 0);
+}
+
+static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	struct mount *m = mount_of(req);
+	char value[256];
+	struct spool *sp;
+	bool is_status;
+	int n;
+
+	sp = mount_spool_of(m, ino, &is_status);
+	if (!sp) {
+		fuse_reply_err(req, ino == FUSE_ROOT_ID ? ENODATA : ENOENT);
+		return;
+	}
+	n = status_xattr(sp, name, value, sizeof(value));
+	if (n < 0)
+		fuse_reply_err(req, -n);
+	else if (size == 0)
+		fuse_reply_xattr(req, (size_t)n);
+	else if ((size_t)n > size)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, value, (size_t)n);
+}
+
+static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct mount *m = mount_of(req);
+	bool is_status;
+	size_t len;
+	const char *names;
+
+	if (!mount_spool_of(m, ino, &is_status)) {
+		if (size == 0)
+			fuse_reply_xattr(req, 0);
+		else
+			fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	names = status_xattr_names(&len);
+	if (size == 0)
+		fuse_reply_xattr(req, len);
+	else if (len > size)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, names, len);
+}
+
+static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+	size_t size, int flags)
+{
+	(void)ino;
+	(void)value;
+	(void)size;
+	(void)flags;
+	fuse_reply_err(req, strncmp(name, STATUS_XATTR_PREFIX, strlen(STATUS_XATTR_PREFIX)) == 0 ?
+		EPERM : ENOTSUP);
+}
+
+static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	op_setxattr(req, ino, name, NULL, 0, 0);
+}
+
+static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
+	struct mount *m = mount_of(req);
+	bool is_status;
+
+	if (ino == FUSE_ROOT_ID) {
+		fuse_reply_err(req, 0);
+		return;
+	}
+	if (!mount_spool_of(m, ino, &is_status)) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (mask & X_OK)
+		fuse_reply_err(req, EACCES);
+	else if (is_status ? (mask & W_OK) : (mask & R_OK))
+		fuse_reply_err(req, EACCES);
+	else
+		fuse_reply_err(req, 0);
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct mount *m = mount_of(req);
+	struct statvfs sv = {0};
+
+	(void)ino;
+	sv.f_bsize = 4096;
+	sv.f_frsize = 4096;
+	sv.f_files = 1 + 2 * (fsfilcnt_t)m->nspools;
+	sv.f_namemax = RPMAFS_PEER_NAME_MAX + 7;
+	fuse_reply_statfs(req, &sv);
+}
+
+/* the namespace is the config: nothing is made, renamed or removed */
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+	(void)parent;
+	(void)name;
+	(void)mode;
+	(void)rdev;
+	fuse_reply_err(req, EPERM);
+}
+
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	op_mknod(req, parent, name, mode, 0);
+}
+
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+	struct fuse_file_info *fi)
+{
+	(void)fi;
+	op_mknod(req, parent, name, mode, 0);
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	op_mknod(req, parent, name, 0, 0);
+}
+
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	(void)link;
+	op_mknod(req, parent, name, 0, 0);
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+	const char *newname, unsigned int flags)
+{
+	(void)newparent;
+	(void)newname;
+	(void)flags;
+	op_mknod(req, parent, name, 0, 0);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	(void)ino;
+	op_mknod(req, newparent, newname, 0, 0);
+}
+
+const struct fuse_lowlevel_ops rpmafs_ops = {
+	.init = op_init,
+	.lookup = op_lookup,
+	.getattr = op_getattr,
+	.setattr = op_setattr,
+	.readdir = op_readdir,
+	.open = op_open,
+	.read = op_read,
+	.write = op_write,
+	.flush = op_flush,
+	.fsync = op_fsync,
+	.release = op_release,
+	.getxattr = op_getxattr,
+	.listxattr = op_listxattr,
+	.setxattr = op_setxattr,
+	.removexattr = op_removexattr,
+	.access = op_access,
+	.statfs = op_statfs,
+	.mknod = op_mknod,
+	.mkdir = op_mkdir,
+	.create = op_create,
+	.unlink = op_unlink,
+	.rmdir = op_unlink,
+	.symlink = op_symlink,
+	.rename = op_rename,
+	.link = op_link,
+};

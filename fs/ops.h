@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* ops.h -- the FUSE low-level operations table of a spool directory */
+#ifndef RPMAFS_OPS_H
+#define RPMAFS_OPS_H
+
+#include "spool.h"
+
+extern const struct fuse_lowlevel_ops rpmafs_ops;
+
+#endif /* RPMAFS_OPS_H */

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* status.c -- a spool's figures as `key: value` text and as xattrs */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "spool.h"
+#include "status.h"
+
+#define VALUE_MAX 300
+
+/* every key, in the order the status file lists them */
+enum key {
+	K_STATE, K_ADDRESS, K_MODE, K_COMPLETION, K_MAX_MESSAGE,
+	K_POSTED, K_COMPLETED, K_FAILED, K_IN_FLIGHT, K_PENDING, K_REFUSED,
+	K_BYTES_POSTED, K_BYTES_CONFIRMED, K_RECONNECTS, K_LAST_ERROR, K_LAST_WR_ID,
+	K_LAST_POSTED, K_LAST_COMPLETED, K_PAYLOAD_COPIES, K_COUNT
+};
+
+static const char *const key_names[K_COUNT] = {
+	[K_STATE] = "state",
+	[K_ADDRESS] = "address",
+	[K_MODE] = "mode",
+	[K_COMPLETION] = "completion",
+	[K_MAX_MESSAGE] = "max_message",
+	[K_POSTED] = "posted",
+	[K_COMPLETED] = "completed",
+	[K_FAILED] = "failed",
+	[K_IN_FLIGHT] = "in_flight",
+	[K_PENDING] = "pending",
+	[K_REFUSED] = "refused",
+	[K_BYTES_POSTED] = "bytes_posted",
+	[K_BYTES_CONFIRMED] = "bytes_confirmed",
+	[K_RECONNECTS] = "reconnects",
+	[K_LAST_ERROR] = "last_error",
+	[K_LAST_WR_ID] = "last_wr_id",
+	[K_LAST_POSTED] = "last_posted",
+	[K_LAST_COMPLETED] = "last_completed",
+	[K_PAYLOAD_COPIES] = "payload_copies",
+};
+
+static void fmt_time(const struct timespec *ts, char *buf, size_t len)
+{
+	if (ts->tv_sec == 0 && ts->tv_nsec == 0)
+		snprintf(buf, len, "never");
+	else
+		snprintf(buf, len, "%lld.%09ld", (long long)ts->tv_sec, ts->tv_nsec);
+}
+
+static void value_of(const struct spool *sp, const struct spool_stats *st, enum key k,
+	char *buf, size_t len)
+{
+	const struct rpmafs_peer_cfg *pc = sp->cfg;
+
+	switch (k) {
+	case K_STATE:
+		snprintf(buf, len, "%s", spool_state_str(st->state));
+		break;
+	case K_ADDRESS:
+		if (pc->type == RPMAFS_PEER_NULL)
+			snprintf(buf, len, "null");
+		else
+			snprintf(buf, len, "%s:%u", pc->address, pc->port);
+		break;
+	case K_MODE:
+		snprintf(buf, len, "%s", pc->mode == RPMAFS_MODE_SYNC ? "sync" : "async");
+		break;
+	case K_COMPLETION:
+		snprintf(buf, len, "%s",
+			pc->completion == RPMAFS_COMPLETION_ALWAYS ? "always" : "on_error");
+		break;
+	case K_MAX_MESSAGE:
+		snprintf(buf, len, "%" PRIu32, st->max_message);
+		break;
+	case K_POSTED:
+		snprintf(buf, len, "%" PRIu64, st->posted);
+		break;
+	case K_COMPLETED:
+		snprintf(buf, len, "%" PRIu64, st->completed);
+		break;
+	case K_FAILED:
+		snprintf(buf, len, "%" PRIu64, st->failed);
+		break;
+	case K_IN_FLIGHT:
+		snprintf(buf, len, "%" PRIu64, st->in_flight);
+		break;
+	case K_PENDING:
+		snprintf(buf, len, "%" PRIu64, st->pending);
+		break;
+	case K_REFUSED:
+		snprintf(buf, len, "%" PRIu64, st->refused);
+		break;
+	case K_BYTES_POSTED:
+		snprintf(buf, len, "%" PRIu64, st->bytes_posted);
+		break;
+	case K_BYTES_CONFIRMED:
+		snprintf(buf, len, "%" PRIu64, st->bytes_confirmed);
+		break;
+	case K_RECONNECTS:
+		snprintf(buf, len, "%" PRIu64, st->reconnects);
+		break;
+	case K_LAST_ERROR:
+		snprintf(buf, len, "%s", st->last_error);
+		break;
+	case K_LAST_WR_ID:
+		snprintf(buf, len, "%" PRIu64, st->last_wr_id);
+		break;
+	case K_LAST_POSTED:
+		fmt_time(&st->mtime, buf, len);
+		break;
+	case K_LAST_COMPLETED:
+		fmt_time(&st->ctime, buf, len);
+		break;
+	case K_PAYLOAD_COPIES:
+		snprintf(buf, len, "%" PRIu64, st->payload_copies);
+		break;
+	case K_COUNT:
+		buf[0] = '\0';
+		break;
+	}
+}
+
+char *status_render(struct spool *sp, size_t *len)
+{
+	struct spool_stats st;
+	size_t cap = K_COUNT * (VALUE_MAX + 24), used = 0;
+	char *text = malloc(cap);
+
+	if (!text)
+		return NULL;
+	spool_stats_get(sp, &st);
+	for (int k = 0; k < K_COUNT; k++) {
+		char value[VALUE_MAX];
+
+		value_of(sp, &st, k, value, sizeof(value));
+		used += (size_t)snprintf(text + used, cap - used, "%s: %s\n", key_names[k], value);
+	}
+	*len = used;
+	return text;
+}
+
+int status_xattr(struct spool *sp, const char *name, char *buf, size_t size)
+{
+	const size_t plen = strlen(STATUS_XATTR_PREFIX);
+	struct spool_stats st;
+	char value[VALUE_MAX];
+	size_t n;
+
+	if (strncmp(name, STATUS_XATTR_PREFIX, plen) != 0)
+		return -ENODATA;
+	for (int k = 0; k < K_COUNT; k++) {
+		if (strcmp(name + plen, key_names[k]) != 0)
+			continue;
+		spool_stats_get(sp, &st);
+		value_of(sp, &st, k, value, sizeof(value));
+		n = strlen(value);
+		if (size && n <= size)
+			memcpy(buf, value, n);
+		return (int)n;
+	}
+	return -ENODATA;
+}
+
+static char xattr_names[K_COUNT * 32];
+static size_t xattr_names_len;
+
+static void build_xattr_names(void)
+{
+	size_t used = 0;
+
+	for (int k = 0; k < K_COUNT; k++)
+		used += (size_t)snprintf(xattr_names + used, sizeof(xattr_names) - used, "%s%s",
+			STATUS_XATTR_PREFIX, key_names[k]) + 1;
+	xattr_names_len = used;
+}
+
+const char *status_xattr_names(size_t *len)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, build_xattr_names);
+	*len = xattr_names_len;
+	return xattr_names;
+}

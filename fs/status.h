@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * status.h -- a spool's figures as `key: value` text and as xattrs
+ *
+ * <peer>.status and the user.rpma.* extended attributes of both files carry
+ * the same keys, rendered from one spool_stats snapshot.
+ */
+#ifndef RPMAFS_STATUS_H
+#define RPMAFS_STATUS_H
+
+#include <stddef.h>
+
+struct spool;
+
+#define STATUS_XATTR_PREFIX "user.rpma."
+
+/* status_render -- the whole status text (malloc'd, *len set), or NULL */
+char *status_render(struct spool *sp, size_t *len);
+
+/*
+ * status_xattr -- the value of xattr name into buf (not NUL-terminated);
+ * returns its length, or -ENODATA when there is no such attribute.
+ */
+int status_xattr(struct spool *sp, const char *name, char *buf, size_t size);
+
+/* status_xattr_names -- "user.rpma.state\0user.rpma.address\0..." and length */
+const char *status_xattr_names(size_t *len);
+
+#endif /* RPMAFS_STATUS_H */

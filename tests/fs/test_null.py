@@ -1,0 +1,93 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""The spool directory's file semantics (SPEC 4, 4.3), on null peers: no
+RDMA needed, so this runs on any machine with /dev/fuse."""
+import sys
+
+import os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lab", "fs"))
+from fslab import *  # noqa: E402
+
+
+def expect_errno(fn, err, what):
+    try:
+        fn()
+    except OSError as e:
+        check(e.errno == err, "%s: %s, expected %s" % (what, errno.errorcode.get(e.errno),
+                                                        errno.errorcode[err]))
+        return
+    fail("%s succeeded, expected %s" % (what, errno.errorcode[err]))
+
+
+def body(work):
+    need_fuse()
+    spool = Spool(work, {
+        "rpmafs": {"slots": 4},
+        "alpha": {"type": "null"},
+        "beta": {"type": "null", "max_message": 100},
+        "Gamma-2": {"type": "null", "mode": "sync"},
+    }).mount()
+    m = spool.mnt
+
+    names = sorted(os.listdir(m))
+    check(names == sorted(["alpha", "alpha.status", "beta", "beta.status", "Gamma-2",
+                           "Gamma-2.status"]), "directory: %s" % names)
+    st = os.stat(m)
+    check(st.st_mode & 0o777 == 0o700, "root mode %o" % st.st_mode)
+    check(os.stat(spool.file("alpha")).st_mode & 0o777 == 0o200, "spool mode")
+    check(os.stat(spool.file("alpha") + ".status").st_mode & 0o777 == 0o400, "status mode")
+    check(os.stat(spool.file("alpha")).st_uid == os.getuid(), "owner")
+
+    # nothing can be made, renamed or removed; a spool file cannot be read
+    expect_errno(lambda: open(os.path.join(m, "new"), "w"), errno.EPERM, "create")
+    expect_errno(lambda: os.mkdir(os.path.join(m, "d")), errno.EPERM, "mkdir")
+    expect_errno(lambda: os.unlink(spool.file("alpha")), errno.EPERM, "unlink")
+    expect_errno(lambda: os.rename(spool.file("alpha"), spool.file("zeta")), errno.EPERM, "rename")
+    expect_errno(lambda: os.symlink("x", os.path.join(m, "l")), errno.EPERM, "symlink")
+    expect_errno(lambda: os.link(spool.file("alpha"), os.path.join(m, "h")), errno.EPERM, "link")
+    expect_errno(lambda: os.chmod(spool.file("alpha"), 0o600), errno.EPERM, "chmod")
+    expect_errno(lambda: os.truncate(spool.file("alpha"), 5), errno.EPERM, "truncate to 5")
+    expect_errno(lambda: open(spool.file("alpha"), "rb"), errno.EACCES, "open for reading")
+    expect_errno(lambda: open(spool.file("alpha"), "r+b"), errno.EACCES, "open read-write")
+    expect_errno(lambda: open(spool.file("alpha") + ".status", "wb"), errno.EACCES,
+                 "status opened for writing")
+    expect_errno(lambda: os.setxattr(spool.file("alpha"), "user.rpma.posted", b"9"), errno.EPERM,
+                 "setxattr")
+    check(not os.access(spool.file("alpha"), os.R_OK) and os.access(spool.file("alpha"), os.W_OK),
+          "access(2) on a spool file")
+
+    # messages: one per write, 0-byte on an empty close; counted
+    spool.sh("echo hi > alpha; : > alpha; touch alpha; truncate -s 0 alpha")
+    st = spool.status("alpha")
+    check(st["posted"] == 4 and st["completed"] == 4 and st["bytes_confirmed"] == 3,
+          "alpha: %s" % st)
+    check(os.stat(spool.file("alpha")).st_size == 3, "st_size is not bytes confirmed")
+    check(st["state"] == "connected" and st["address"] == "null", "alpha: %s" % st)
+
+    # the limit: EMSGSIZE, nothing sent, counted refused
+    check(spool.write("beta", b"b" * 100) == 0, "a write of max_message failed")
+    check(spool.write("beta", b"b" * 101) == errno.EMSGSIZE, "no EMSGSIZE over max_message")
+    st = spool.status("beta")
+    check(st["posted"] == 1 and st["refused"] == 1 and st["max_message"] == 100, "beta: %s" % st)
+
+    # status file, xattrs and stat agree; names keep their case
+    spool.sh("printf abcd > Gamma-2")
+    st, xa = spool.status("Gamma-2"), spool.xattrs("Gamma-2")
+    check(st["mode"] == "sync" and st["posted"] == 1 and st["bytes_confirmed"] == 4, "Gamma-2: %s" % st)
+    for k, v in st.items():
+        if not k.startswith("last_"):
+            check(xa[k] == v, "xattr %s=%r, status %r" % (k, xa[k], v))
+    check(set(os.listxattr(spool.file("Gamma-2") + ".status")) == set("user.rpma." + k for k in st),
+          "the status file lists other xattrs")
+    text = open(spool.file("Gamma-2") + ".status").read()
+    check(os.stat(spool.file("Gamma-2") + ".status").st_size == len(text), "status st_size")
+    expect_errno(lambda: os.getxattr(spool.file("alpha"), "user.other"), errno.ENODATA,
+                 "getxattr of an unknown name")
+
+    # many short messages through one handle
+    spool.sh("for i in $(seq 1 500); do echo $i; done > alpha")
+    check(spool.status("alpha")["posted"] == 504, "500 echos did not make 500 messages")
+    check(spool.unmount() == 0, "rpmafs exit status")
+
+
+sys.exit(run("null", body))

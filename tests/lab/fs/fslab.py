@@ -1,0 +1,260 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""fslab -- what the rpmafs integration tests share.
+
+A test starts rpma-recv (Receiver), mounts rpmafs on a config it writes
+(Spool), drives the spool with shell commands as a user would (sh), and
+checks what arrived against what it wrote. Paths come from meson: RPMAFS,
+RPMA_RECV. RDMA tests need the lab (LAB_A/LAB_B, set by tools/rdma-lab);
+null-peer tests run anywhere /dev/fuse works.
+"""
+import errno
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+
+
+def need_lab():
+    if not os.environ.get("LAB_B"):
+        print("skip: LAB_B is not set: run the lab tests inside the lab (tools/rdma-lab)")
+        sys.exit(SKIP)
+    return os.environ["LAB_A"], os.environ["LAB_B"]
+
+
+def need_fuse():
+    if not os.path.exists("/dev/fuse") or not shutil.which("fusermount3"):
+        print("skip: no /dev/fuse or fusermount3 here")
+        sys.exit(SKIP)
+
+
+def fail(msg):
+    raise AssertionError(msg)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def wait_until(pred, seconds, what):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = pred()
+        if value:
+            return value
+        time.sleep(0.05)
+    fail("timed out after %ss waiting for %s" % (seconds, what))
+
+
+class Work:
+    """A scratch directory, removed at the end unless the test failed."""
+
+    def __init__(self, name):
+        self.dir = tempfile.mkdtemp(prefix="rpmafs-%s." % name, dir=os.environ.get("TMPDIR", "/tmp"))
+        self.procs = []
+        self.mounts = []
+
+    def path(self, *parts):
+        return os.path.join(self.dir, *parts)
+
+    def cleanup(self, ok):
+        for mnt in self.mounts:
+            if os.path.ismount(mnt):
+                subprocess.run(["fusermount3", "-uz", mnt], capture_output=True)
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        if ok:
+            shutil.rmtree(self.dir, ignore_errors=True)
+        else:
+            for name in sorted(os.listdir(self.dir)):
+                if name.endswith(".log"):
+                    with open(self.path(name), errors="replace") as f:
+                        sys.stderr.write("---- %s\n%s" % (name, f.read()[-6000:]))
+
+
+_port = 7400 + (os.getpid() % 500) * 2
+
+
+def next_port():
+    global _port
+    _port += 1
+    return _port
+
+
+class Receiver:
+    """rpma-recv listening on addr; --format len into a file we decode."""
+
+    def __init__(self, work, addr, port=None, args=(), name="recv"):
+        self.work, self.addr = work, addr
+        self.port = port or next_port()
+        self.args = list(args)
+        self.name = name
+        self.out = work.path("%s.%d.bin" % (name, self.port))
+        self.log = work.path("%s.%d.log" % (name, self.port))
+        self.proc = None
+        self.runs = 0
+
+    def start(self):
+        self.runs += 1
+        out = "%s.%d" % (self.out, self.runs)
+        self.outputs = getattr(self, "outputs", []) + [out]
+        logf = open(self.log, "a")
+        self.proc = subprocess.Popen(
+            [os.environ["RPMA_RECV"], "--listen", "%s:%d" % (self.addr, self.port),
+             "--format", "len", "--output", out] + self.args,
+            stdout=subprocess.DEVNULL, stderr=logf)
+        self.work.procs.append(self.proc)
+        wait_until(lambda: "listening on" in open(self.log).read() or self.proc.poll() is not None,
+                   20, "rpma-recv to listen")
+        check(self.proc.poll() is None, "rpma-recv exited: see %s" % self.log)
+        return self
+
+    def stop(self, sig=signal.SIGTERM, timeout=20):
+        self.proc.send_signal(sig)
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            fail("rpma-recv did not exit on signal %d" % sig)
+        return rc
+
+    def messages(self):
+        """Every message received, over every run, in order."""
+        msgs = []
+        for out in self.outputs:
+            if not os.path.exists(out):
+                continue
+            data = open(out, "rb").read()
+            i = 0
+            while i < len(data):
+                check(i + 4 <= len(data), "truncated length prefix in %s" % out)
+                (n,) = struct.unpack_from("<I", data, i)
+                check(i + 4 + n <= len(data), "truncated message in %s" % out)
+                msgs.append(data[i + 4:i + 4 + n])
+                i += 4 + n
+        return msgs
+
+
+def ini(sections):
+    lines = []
+    for name, keys in sections.items():
+        lines.append("[%s]" % name)
+        lines += ["%s = %s" % kv for kv in keys.items()]
+        lines.append("")
+    return "\n".join(lines)
+
+
+class Spool:
+    """rpmafs mounted in the foreground on a config built from sections."""
+
+    def __init__(self, work, sections, opts=(), name="spool"):
+        self.work = work
+        self.mnt = work.path(name)
+        os.mkdir(self.mnt)
+        self.config = work.path(name + ".ini")
+        with open(self.config, "w") as f:
+            f.write(ini(sections))
+        self.log = work.path(name + ".log")
+        self.sections = sections
+        self.opts = list(opts)
+        self.proc = None
+        work.mounts.append(self.mnt)
+
+    def mount(self, wait_connected=True):
+        logf = open(self.log, "a")
+        self.proc = subprocess.Popen(
+            [os.environ["RPMAFS"], "-f", "--config", self.config, self.mnt] + self.opts,
+            stdout=logf, stderr=logf)
+        self.work.procs.append(self.proc)
+        wait_until(lambda: os.path.ismount(self.mnt) or self.proc.poll() is not None, 20,
+                   "the mount")
+        check(self.proc.poll() is None, "rpmafs exited: see %s" % self.log)
+        if wait_connected:
+            for peer in self.peers():
+                self.wait_state(peer, "connected")
+        return self
+
+    def peers(self):
+        return [s for s in self.sections if s != "rpmafs"]
+
+    def file(self, peer):
+        return os.path.join(self.mnt, peer)
+
+    def status(self, peer):
+        st = {}
+        with open(self.file(peer) + ".status") as f:
+            for line in f:
+                k, _, v = line.rstrip("\n").partition(": ")
+                st[k] = int(v) if v.isdigit() else v
+        return st
+
+    def xattrs(self, peer):
+        path = self.file(peer)
+        out = {}
+        for name in os.listxattr(path):
+            v = os.getxattr(path, name).decode()
+            out[name[len("user.rpma."):]] = int(v) if v.isdigit() else v
+        return out
+
+    def wait_state(self, peer, state, seconds=20):
+        wait_until(lambda: self.status(peer)["state"] == state, seconds,
+                   "%s to be %s (status: %s)" % (peer, state, self.status(peer)))
+
+    def settled(self, peer, seconds=20):
+        """Wait until nothing is queued or in flight; return the status."""
+        return wait_until(lambda: (lambda s: s if s["in_flight"] == 0 and s["pending"] == 0
+                                   else None)(self.status(peer)), seconds, "%s to settle" % peer)
+
+    def sh(self, cmd, check_rc=True):
+        r = subprocess.run(["sh", "-c", cmd], cwd=self.mnt, capture_output=True, text=True)
+        if check_rc and r.returncode != 0:
+            fail("`%s` failed (%d): %s" % (cmd, r.returncode, r.stderr.strip()))
+        return r
+
+    def write(self, peer, data, flags=0):
+        """One write(2); returns the errno it failed with, or 0."""
+        fd = os.open(self.file(peer), os.O_WRONLY | flags)
+        try:
+            n = os.write(fd, data)
+            check(n == len(data), "short write: %d of %d" % (n, len(data)))
+            return 0
+        except OSError as e:
+            return e.errno
+        finally:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def unmount(self, timeout=30):
+        subprocess.run(["fusermount3", "-u", self.mnt], capture_output=True)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            fail("rpmafs did not exit %ds after fusermount3 -u" % timeout)
+
+
+def run(name, body):
+    """Run body(work); print PASS or the failure; exit as meson expects."""
+    work = Work(name)
+    ok = False
+    try:
+        body(work)
+        ok = True
+    finally:
+        work.cleanup(ok)
+    print("PASS %s" % name)
+    return 0
+
+
+__all__ = ["need_lab", "need_fuse", "check", "fail", "wait_until", "Receiver", "Spool", "run",
+           "errno", "os", "signal", "subprocess", "time", "SKIP"]

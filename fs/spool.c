@@ -27,6 +27,19 @@
 #define FENCE_DELAY_MS 2
 /* how long flush completions may take after a connection is lost */
 #define TEARDOWN_GRACE_MS 2000
+/*
+ * A send that has not completed after send_timeout_ms (at least this long)
+ * means the peer is gone without a word: Soft-RoCE, for one, retries
+ * forever with librpma's retry count of 7 when the link dies. The
+ * connection is then dropped, which flushes what is in flight.
+ */
+#define IN_FLIGHT_TIMEOUT_MIN_MS 1000
+
+static uint64_t in_flight_timeout(const struct spool *sp)
+{
+	return sp->cfg->send_timeout_ms > IN_FLIGHT_TIMEOUT_MIN_MS ? sp->cfg->send_timeout_ms :
+		IN_FLIGHT_TIMEOUT_MIN_MS;
+}
 
 static void msgq_push(struct msgq *q, struct msg *msg)
 {
@@ -239,7 +252,10 @@ static bool post_one(struct spool *sp, struct msg *msg)
 		return false;
 	}
 
+	msg->posted_ms = now_ms();
 	msgq_push(&sp->in_flight, msg);
+	/* cheap: the timer only moves when this is earlier than what is set */
+	engine_arm(sp->m->engine, msg->posted_ms + in_flight_timeout(sp));
 	if (msg->kind == MSG_FENCE) {
 		sp->fence_in_flight = true;
 		sp->unsignaled = 0;
@@ -534,6 +550,19 @@ uint64_t spool_tick(struct spool *sp, uint64_t now)
 	if (sp->pending.head)
 		SOONEST(sp->pending.head->deadline_ms);
 
+	if (sp->link && !sp->link->down && (msg = sp->in_flight.head)) {
+		uint64_t due = msg->posted_ms + in_flight_timeout(sp);
+
+		if (due <= now) {
+			char why[80];
+
+			snprintf(why, sizeof(why), "no completion within %llu ms",
+				(unsigned long long)in_flight_timeout(sp));
+			mark_down_locked(sp, why);
+		} else {
+			SOONEST(due);
+		}
+	}
 	if (sp->link && sp->link->down) {
 		if (sp->in_flight.count == 0 || sp->teardown_at_ms <= now)
 			bury_link_locked(sp);

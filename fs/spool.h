@@ -59,6 +59,7 @@ struct msg {
 	uint32_t len;
 	uint64_t seq;		/* the work request id (wr_id): 1, 2, 3, ... per spool */
 	uint64_t deadline_ms;	/* while pending: fail with ENOTCONN after this */
+	uint64_t posted_ms;	/* when it was posted (monotonic) */
 };
 
 struct msgq {

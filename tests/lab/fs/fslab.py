@@ -256,5 +256,5 @@ def run(name, body):
     return 0
 
 
-__all__ = ["need_lab", "need_fuse", "check", "fail", "wait_until", "Receiver", "Spool", "run",
+__all__ = ["need_lab", "need_fuse", "check", "fail", "wait_until", "Receiver", "Spool", "run", "next_port",
            "errno", "os", "signal", "subprocess", "time", "SKIP"]

@@ -86,8 +86,9 @@ static void fill_attr(struct mount *m, fuse_ino_t ino, struct stat *st)
 	spool_stats_get(sp, &ss);
 	st->st_mode = S_IFREG | (m->allow_other ? 0222 : 0200);
 	st->st_size = (off_t)ss.bytes_confirmed;
-	st->st_mtim = ss.mtime;
-	st->st_ctim = ss.ctime;
+	/* before the first message and completion: the time of the mount */
+	st->st_mtim = ss.mtime.tv_sec ? ss.mtime : m->mounted_at;
+	st->st_ctim = ss.ctime.tv_sec ? ss.ctime : m->mounted_at;
 	st->st_atim = m->mounted_at;
 }
 

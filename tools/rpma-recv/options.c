@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "options.h"
+#include "size.h"
 #include "pdata.h"
 
 #define PROG "rpma-recv"
@@ -33,39 +34,15 @@ static const char usage_text[] =
 	"SIZE is a number of bytes with an optional K, KiB, M, MiB, G or GiB.\n"
 	"See rpma-recv(1) for the formats and the private data.\n";
 
+/* the same sizes as rpmafs.ini: common/size.c */
 int recv_parse_size(const char *text, uint64_t max, uint64_t *size)
 {
-	static const struct {
-		const char *suffix;
-		unsigned shift;
-	} units[] = {
-		{"", 0},
-		{"K", 10},
-		{"KiB", 10},
-		{"M", 20},
-		{"MiB", 20},
-		{"G", 30},
-		{"GiB", 30},
-	};
-	uint64_t v = 0;
-	const char *p = text;
+	uint64_t v;
 
-	if (*p < '0' || *p > '9')
+	if (rpmafs_parse_size(text, &v, NULL) || v > max)
 		return -1;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (v > (UINT64_MAX - 9) / 10)
-			return -1;
-		v = v * 10 + (uint64_t)(*p - '0');
-	}
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcasecmp(p, units[i].suffix) != 0)
-			continue;
-		if (v > (max >> units[i].shift))
-			return -1;
-		*size = v << units[i].shift;
-		return 0;
-	}
-	return -1;
+	*size = v;
+	return 0;
 }
 
 static int parse_port(const char *text, char port[6])

@@ -324,6 +324,19 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 }
 
 /*
+ * A write that fails without sending anything is counted refused, whatever
+ * the reason: every write is then either posted or refused (SPEC 4.2,
+ * "nothing is ever dropped silently").
+ */
+static void refuse_write(struct spool *sp, fuse_req_t req, int err)
+{
+	pthread_mutex_lock(&sp->lock);
+	sp->st.refused++;
+	pthread_mutex_unlock(&sp->lock);
+	fuse_reply_err(req, err);
+}
+
+/*
  * The data path's entry: the payload sits in the pool buffer the kernel
  * wrote the request into; that buffer becomes the message's.
  */
@@ -348,17 +361,16 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		err = EMSGSIZE;
 	if (!err && nonblock && sp->state != SPOOL_CONNECTED)
 		err = EAGAIN;
-	if (err == EMSGSIZE || err == EAGAIN)
-		sp->st.refused++;
 	pthread_mutex_unlock(&sp->lock);
 	if (err) {
-		fuse_reply_err(req, err);
+		/* EIO here reports an earlier message; this one is not sent either */
+		refuse_write(sp, req, err);
 		return;
 	}
 
 	msg = calloc(1, sizeof(*msg));
 	if (!msg) {
-		fuse_reply_err(req, ENOMEM);
+		refuse_write(sp, req, ENOMEM);
 		return;
 	}
 	err = workers_take_buffer(m, buf, nonblock, &slot);
@@ -375,7 +387,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	}
 	if (err) {
 		free(msg);
-		fuse_reply_err(req, err == -ESHUTDOWN ? ENOTCONN : -err);
+		refuse_write(sp, req, err == -ESHUTDOWN ? ENOTCONN : -err);
 		return;
 	}
 	msg->kind = MSG_DATA;

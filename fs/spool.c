@@ -177,6 +177,15 @@ static void settle_msg(struct spool *sp, struct msg *msg, int status)
 	clock_gettime(CLOCK_REALTIME, &sp->st.ctime);
 	if (msg->kind == MSG_FENCE) {
 		sp->fence_in_flight = false;
+		/*
+		 * Unsignaled sends posted while it was in flight are not covered
+		 * by it, and their own fence was skipped (one at a time): fence
+		 * them now, or they wait for the in-flight timeout and fail.
+		 */
+		if (sp->unsignaled && !sp->fence_at_ms) {
+			sp->fence_at_ms = now_ms() + FENCE_DELAY_MS;
+			engine_arm(sp->m->engine, sp->fence_at_ms);
+		}
 	} else if (status == IBV_WC_SUCCESS) {
 		sp->st.completed++;
 		sp->st.bytes_confirmed += msg->len;
@@ -337,7 +346,7 @@ void spool_submit(struct spool *sp, struct msg *msg)
 
 	msg->seq = sp->next_seq++;
 	if (sp->state != SPOOL_CONNECTED) {
-		if (sp->cfg->send_timeout_ms == 0) {
+		if (sp->cfg->send_timeout_ms == 0 || sp->gave_up) {
 			refuse_msg(sp, msg, ENOTCONN, "not connected");
 			pthread_mutex_unlock(&sp->lock);
 			return;
@@ -481,6 +490,7 @@ void spool_attempt_done(struct spool *sp, struct link_attempt *a)
 			sp->st.reconnects++;
 		sp->ever_connected = true;
 		sp->error_since_up = false;
+		sp->gave_up = false;
 		sp->state = SPOOL_CONNECTED;
 		sp->backoff_ms = BACKOFF_FIRST_MS;
 		log_notice("%s: connected to %s:%u (max message %u, window %u)", sp->cfg->name,
@@ -546,6 +556,7 @@ uint64_t spool_tick(struct spool *sp, uint64_t now)
 		sp->state != SPOOL_CONNECTED) {
 		msgq_pop(&sp->pending);
 		refuse_msg(sp, msg, ENOTCONN, "not connected: send_timeout_ms passed");
+		sp->gave_up = true;
 	}
 	if (sp->pending.head)
 		SOONEST(sp->pending.head->deadline_ms);
@@ -559,6 +570,13 @@ uint64_t spool_tick(struct spool *sp, uint64_t now)
 			snprintf(why, sizeof(why), "no completion within %llu ms",
 				(unsigned long long)in_flight_timeout(sp));
 			mark_down_locked(sp, why);
+			/*
+			 * The peer has said nothing for send_timeout_ms: what waits
+			 * behind the silent sends has waited long enough.
+			 */
+			sp->gave_up = true;
+			while ((msg = msgq_pop(&sp->pending)))
+				refuse_msg(sp, msg, ENOTCONN, why);
 		} else {
 			SOONEST(due);
 		}

@@ -125,6 +125,14 @@ struct spool {
 	uint64_t fence_at_ms;	/* when to fence unsignaled sends (0: none) */
 	uint64_t teardown_at_ms; /* a lost link is freed by then at the latest */
 	bool connecting;	/* a connection attempt is running */
+	/*
+	 * Writes fail at once with ENOTCONN until the next connection: a write
+	 * already waited send_timeout_ms in vain, or the peer went silent for
+	 * that long. The kernel hands FUSE one write of a file at a time, so
+	 * without this each writer queued behind would wait its own
+	 * send_timeout_ms, one after the other.
+	 */
+	bool gave_up;
 
 	struct spool_stats st;
 	/* set when the kernel may cache attributes that a completion changes */

@@ -39,6 +39,7 @@ enum recv_stop {
 	RECV_STOP_SIGNAL,      /* SIGINT or SIGTERM: write what has arrived */
 	RECV_STOP_COUNT,       /* --count reached: write nothing more */
 	RECV_STOP_OUTPUT_GONE, /* the output cannot be written any more */
+	RECV_STOP_ENDPOINT,    /* the listening endpoint failed (its device is gone) */
 };
 
 /* the state every connection shares */

@@ -178,6 +178,24 @@ static void on_endpoint(struct loop *lp)
 		ret = rpma_ep_next_conn_req(lp->ep, lp->srv.conn_cfg, &req);
 		if (ret == RPMA_E_NO_EVENT)
 			break;
+		if (ret == RPMA_E_INVAL) {
+			/*
+			 * An event other than a connection request: on a listening
+			 * endpoint that is DEVICE_REMOVAL (or ADDR_CHANGE). The
+			 * endpoint will never take a connection again, and while we
+			 * hold the device, `rdma link delete` waits for us in the
+			 * kernel (rxe cannot take a device from a running process).
+			 * Stop: write what has arrived, let go of the device, exit 1
+			 * for a supervisor to start us again.
+			 */
+			recv_log(RECV_LOG_ERROR,
+				"the endpoint listening on %s port %s failed (its RDMA device was "
+				"removed?): stopping",
+				lp->srv.opts->addr, lp->srv.opts->port);
+			if (lp->srv.stop == RECV_RUNNING)
+				lp->srv.stop = RECV_STOP_ENDPOINT;
+			break;
+		}
 		if (ret) {
 			/* one bad request (e.g. no resources) must not stop the others */
 			recv_log(RECV_LOG_ERROR, "taking a connection request failed: %s",
@@ -219,7 +237,8 @@ static void begin_stop(struct loop *lp)
 			(void)epoll_ctl(lp->srv.epfd, EPOLL_CTL_DEL, fd, NULL);
 		(void)rpma_ep_shutdown(&lp->ep);
 	}
-	recv_conn_shutdown_all(&lp->srv, lp->srv.stop == RECV_STOP_SIGNAL);
+	recv_conn_shutdown_all(&lp->srv, lp->srv.stop == RECV_STOP_SIGNAL ||
+		lp->srv.stop == RECV_STOP_ENDPOINT);
 	recv_conn_reap(&lp->srv);
 }
 
@@ -338,7 +357,7 @@ int main(int argc, char *argv[])
 
 	if (run(&lp))
 		status = EXIT_FAILURE;
-	if (lp.srv.stop == RECV_STOP_OUTPUT_GONE)
+	if (lp.srv.stop == RECV_STOP_OUTPUT_GONE || lp.srv.stop == RECV_STOP_ENDPOINT)
 		status = EXIT_FAILURE;
 
 	recv_conn_drop_all(&lp.srv, "exiting");

@@ -165,7 +165,14 @@ static int write_dir_file(struct recv_output *out, const uint8_t *msg, size_t le
 	snprintf(name, sizeof(name), "%0*" PRIu64, SEQ_DIGITS, out->next_seq);
 	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
 
-	fd = openat(out->fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	/*
+	 * A new file, never whatever is there under that name: a link planted
+	 * in the directory would otherwise take the message outside of it. A
+	 * leftover (rpma-recv killed mid-write) is removed and the name reused.
+	 */
+	fd = openat(out->fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if (fd < 0 && errno == EEXIST && unlinkat(out->fd, tmp, 0) == 0)
+		fd = openat(out->fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return -errno;
 	ret = write_all(fd, msg, len, &done);

@@ -26,6 +26,10 @@ def body(work):
                 ok.append(i)
             except OSError as e:
                 failed.append((i, e.errno))
+                # once a write has waited send_timeout_ms in vain the next ones
+                # fail at once until the spool reconnects: do not burn the
+                # stream before it has
+                time.sleep(0.01)
         try:
             os.close(fd)
         except OSError:

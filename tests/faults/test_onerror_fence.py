@@ -1,0 +1,73 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""completion = on_error: a message sent while the previous fence is still
+in flight is confirmed too, without waiting for the in-flight timeout.
+
+Found by the full-size load test: at the end of a stream, two unsignaled
+sends posted while a fence was in flight were never fenced; after
+send_timeout_ms the connection was dropped and the two (delivered)
+messages were counted failed. Here the fence is held in flight on purpose:
+the receiver is stopped (SIGSTOP) with its receives used up, so a send
+waits for RNR retries and the fence posted behind it waits too; one more
+send goes out while that fence is in flight; then the receiver resumes.
+Every message must be confirmed within 2 s of the receiver resuming (the
+in-flight timeout here is 10 s), none failed, no reconnection, and fsync
+returns at once with success. Repeated 5 times.
+"""
+import sys
+
+from faults import *
+
+SLOTS = 64
+
+
+def body(work):
+    _, b = need_lab()
+    recv = Receiver(work, b, args=["--slots", str(SLOTS)]).start()
+    spool = Spool(work, {"p": {"address": b, "port": recv.port, "completion": "on_error",
+                               "send_timeout_ms": 10000}}).mount()
+    sent = []
+
+    def send(data, flags=0):
+        check(spool.write("p", data, flags) == 0, "a write failed")
+        sent.append(data)
+
+    for rnd in range(5):
+        # everything so far written out, so every receive is posted again
+        # (each earlier round also sent a 0-byte message, at the fsync's close)
+        wait_until(lambda: len(recv.messages()) == len(sent) + rnd, 10, "the receiver to catch up")
+        time.sleep(0.05)
+        recv.proc.send_signal(signal.SIGSTOP)
+        try:
+            # use up the stopped receiver's receives (the kernel still takes them in)
+            for i in range(SLOTS):
+                send(b"fill %d %d" % (rnd, i))
+            wait_until(lambda: spool.status("p")["in_flight"] == 0, 10, "the receives to be used up")
+            send(b"rnr %d" % rnd)          # no receive left: retried until the receiver resumes
+            time.sleep(0.05)                # quiet: a fence goes out behind it and waits too
+            send(b"behind %d" % rnd)       # posted while that fence is in flight
+            time.sleep(0.05)
+            st = spool.status("p")
+            check(st["in_flight"] == 2, "round %d: in flight %d, want 2: %s" % (rnd, st["in_flight"], st))
+        finally:
+            recv.proc.send_signal(signal.SIGCONT)
+        t0 = time.monotonic()
+        st = spool.settled("p", 2)
+        took = time.monotonic() - t0
+        check(st["failed"] == 0 and st["reconnects"] == 0, "round %d: %s" % (rnd, st))
+        fd = os.open(spool.file("p"), os.O_WRONLY | os.O_APPEND)
+        t1 = time.monotonic()
+        os.fsync(fd)
+        os.close(fd)
+        check(time.monotonic() - t1 < 1, "fsync took %.2fs" % (time.monotonic() - t1))
+        print("round %d: settled %.3fs after the receiver resumed" % (rnd, took))
+    st = spool.settled("p")
+    check(st["completed"] == len(sent) + 5, "completed %d, sent %d (+5 0-byte from the fsync opens)" %
+          (st["completed"], len(sent)))
+    check(recv.stop() == 0, "receiver exit status")
+    got = [m for m in recv.messages() if m]
+    check(got == sent, "received %d of %d, in order: %s" % (len(got), len(sent), got == sent[:len(got)]))
+    check(spool.unmount() == 0, "rpmafs exit status")
+
+
+sys.exit(run("faults-onerror-fence", body))

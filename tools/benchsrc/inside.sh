@@ -1,0 +1,434 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# inside.sh -- the bench's measurements, run by tools/bench inside the lab
+#
+#	inside.sh quick|full FIGURES LOGDIR
+#
+# Appends one "key value" line per figure to FIGURES (and "note key text"
+# for anything worth saying, such as a figure that could not be measured).
+# Every external step runs under `timeout`: a hung perftest costs a retry
+# and a missing figure, never the run. Keys are read by report.py.
+set -u
+mode=$1 fig=$2 logs=$3
+top=$(cd "$(dirname "$0")/../.." && pwd)
+export PATH="$top/build/fs:$top/build/tools/rpma-recv:$top/build/tools/benchsrc:$PATH"
+mkdir -p "$logs"
+work=$(mktemp -d /tmp/rpmafs-bench.XXXXXX)
+mnt=$work/spool
+t_start=$(date +%s.%N)
+
+# 1020 KiB: the largest write that is one message (README, "The message limit")
+MAX=1044480
+MIB=1048576
+
+if [ "$mode" = quick ]; then
+	PT_LAT_N=(300 300 10)  PT_BW_N=(2000 1000 20)
+	RAW_RATE_N=(2000 1000 20)  RAW_LAT_N=(300 300 10)
+	NULL_RATE_N=(2000 2000 30)  NULL_LAT_N=(500 500 20)
+	FS_RATE_N=(2000 1000 20)  FS_LAT_N=(300 300 10)
+	DD_N=20 DD4_N=8 SHELL_N=200 WARMUP=100
+else
+	PT_LAT_N=(2000 2000 100)  PT_BW_N=(20000 10000 200)
+	RAW_RATE_N=(20000 10000 200)  RAW_LAT_N=(2000 2000 100)
+	NULL_RATE_N=(20000 20000 500)  NULL_LAT_N=(5000 5000 200)
+	FS_RATE_N=(20000 10000 200)  FS_LAT_N=(2000 2000 100)
+	DD_N=200 DD4_N=60 SHELL_N=1000 WARMUP=500
+fi
+WINDOW=16 # sends outstanding in the raw rate loop; rpmafs's window is slots + 2
+SLOTS=16  # rpmafs's registered message buffers (the default)
+
+put() { printf '%s %s\n' "$1" "$2" >>"$fig"; }
+note() {
+	printf 'note %s %s\n' "$1" "$2" >>"$fig"
+	printf 'bench: %s: %s\n' "$1" "$2" >&2
+}
+step() { printf 'bench: [%5.1f s] %s\n' "$(awk -v a="$t_start" -v b="$(date +%s.%N)" 'BEGIN{print b-a}')" "$*" >&2; }
+now() { date +%s.%N; }
+minus() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f", a - b }'; }
+# get LINE KEY: the value of KEY=VALUE in a line of figures
+get() { sed -n "s/.*\b$2=\([^ ]*\).*/\1/p" <<<"$1"; }
+# put_line PREFIX LINE KEY...: each KEY=VALUE of LINE as figure PREFIX.KEY
+put_line() {
+	local prefix=$1 line=$2 k v
+	shift 2
+	for k in "$@"; do
+		v=$(get "$line" "$k")
+		[ -n "$v" ] && put "$prefix.$k" "$v"
+	done
+}
+# nap SECONDS: sleep without a fork (a loaded TCG guest forks slowly): read
+# with a timeout from a pipe that nobody writes to
+exec {nap_fd}<> <(:)
+nap() { read -r -t "$1" -u "$nap_fd" || :; }
+# wait_for FILE TEXT SECONDS: until FILE contains TEXT (no fork per look)
+wait_for() {
+	local i line
+	for ((i = 0; i < $3 * 10; i++)); do
+		if [ -r "$1" ]; then
+			while IFS= read -r line; do
+				[[ $line == *"$2"* ]] && return 0
+			done <"$1"
+		fi
+		nap 0.1
+	done
+	return 1
+}
+stop() { # stop PID...: SIGTERM, then SIGKILL after 5 s
+	local p i
+	for p in "$@"; do kill -TERM "$p" 2>/dev/null; done
+	for ((i = 0; i < 50; i++)); do
+		kill -0 "$@" 2>/dev/null || break
+		nap 0.1
+	done
+	for p in "$@"; do kill -KILL "$p" 2>/dev/null; done
+	wait "$@" 2>/dev/null
+}
+
+# the link's counters: RNR NAKs seen by the sender (receiver out of
+# receives) and retransmissions (lost packets), from the rxe device
+counter() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2" 2>/dev/null || echo 0; }
+link_snap() { echo "$(counter "$LAB_DEV_A" rcvd_rnr_err) $(counter "$LAB_DEV_A" completer_retry_err)"; }
+link_put() { # link_put KEY "BEFORE": the counters' growth since BEFORE
+	local b=($2) a=($(link_snap))
+	put "$1.rnr_naks" $((a[0] - b[0]))
+	put "$1.retransmits" $((a[1] - b[1]))
+}
+
+put meta.lab_mode "${LAB_MODE:-unknown}"
+put meta.kernel "$(uname -r)"
+put meta.lab_cpus "$(nproc)"
+
+# ---------------------------------------------------------------------------
+# 1a. perftest on the same link: server on LAB_B, client from LAB_A
+
+# perftest KIND SIZE ITERS: ib_send_KIND -R -e, retried once. -e: both ends
+# sleep on completion events, as rpmafs, rpma-recv and bench-rpma do; with
+# busy polling on two vCPUs the pollers starve rxe's own kernel work and
+# every few hundred messages stall for a 4 ms scheduler tick.
+perftest() {
+	local kind=$1 size=$2 iters=$3 attempt port srv line log i
+	for attempt in 1 2; do
+		port=$((18500 + RANDOM % 2000))
+		log=$logs/perftest-$kind-$size-$attempt
+		# the server prints this once it listens for the client's first connection
+		stdbuf -oL timeout -k 5 150 "ib_send_$kind" -R -e -s "$size" -n "$iters" -p "$port" \
+			>"$log.server" 2>&1 &
+		srv=$!
+		wait_for "$log.server" "Waiting for client to connect" 60
+		nap 0.3
+		timeout -k 5 120 "ib_send_$kind" -R -e -s "$size" -n "$iters" -p "$port" "$LAB_B" \
+			>"$log.client" 2>&1
+		line=$(awk -v s="$size" '$1 == s && NF >= 5' "$log.client")
+		# the server ends on its own once the client reported; give it 5 s
+		if [ -n "$line" ]; then
+			for ((i = 0; i < 50; i++)); do kill -0 "$srv" 2>/dev/null || break; nap 0.1; done
+		fi
+		stop "$srv"
+		if [ -n "$line" ]; then
+			set -- $line
+			if [ "$kind" = lat ]; then
+				# t_typical (a median) and the 99th percentile, half a round trip each
+				put "perftest.lat.$size.typical_us" "$5"
+				put "perftest.lat.$size.p99_us" "$8"
+			else
+				# perftest's MB/sec is MiB/s: BW average = MsgRate x size / 2^20
+				put "perftest.bw.$size.mib_s" "$4"
+				put "perftest.bw.$size.msg_s" "$(awk -v r="$5" 'BEGIN { printf "%.1f", r * 1e6 }')"
+			fi
+			[ "$attempt" = 2 ] && note "perftest.$kind.$size" "measured on the second attempt (the first: $(grep -v '^ *$' "$logs/perftest-$kind-$size-1.client" | tail -1 | tr -s ' \t' ' '))"
+			return 0
+		fi
+	done
+	note "perftest.$kind.$size" "missing: ib_send_$kind -s $size failed twice ($(grep -v '^ *$' "$log.client" | tail -1 | tr -s ' \t' ' '))"
+}
+
+step "perftest: ib_send_lat and ib_send_bw -R at 64 B, 4 KiB, 1 MiB"
+sizes=(64 4096 $MIB)
+for i in 0 1 2; do
+	perftest lat "${sizes[$i]}" "${PT_LAT_N[$i]}"
+	perftest bw "${sizes[$i]}" "${PT_BW_N[$i]}"
+done
+
+# ---------------------------------------------------------------------------
+# 1b. the project's raw rpma_send loop
+
+step "raw rpma_send: rate (window $WINDOW) and send-and-complete latency"
+bench-rpma recv "$LAB_B" 7300 --max 1MiB --slots 64 >"$logs/raw-recv.log" 2>&1 &
+raw_recv=$!
+if wait_for "$logs/raw-recv.log" "listening on" 20; then
+	for i in 0 1 2; do
+		s=${sizes[$i]}
+		snap=$(link_snap)
+		line=$(timeout 120 bench-rpma send "$LAB_B" 7300 "$s" "${RAW_RATE_N[$i]}" \
+			--window "$WINDOW" --warmup $((s > 4096 ? 16 : WARMUP)) 2>>"$logs/raw-send.log")
+		if [ -n "$line" ]; then
+			put_line "raw.rate.$s" "$line" msg_s mib_s count
+			link_put "raw.rate.$s" "$snap"
+		else
+			note "raw.rate.$s" "missing: bench-rpma send failed (see raw-send.log)"
+		fi
+		line=$(timeout 120 bench-rpma send "$LAB_B" 7300 "$s" "${RAW_LAT_N[$i]}" --latency \
+			--warmup 10 2>>"$logs/raw-send.log")
+		if [ -n "$line" ]; then
+			put_line "raw.lat.$s" "$line" median_us p99_us mean_us count
+		else
+			note "raw.lat.$s" "missing: bench-rpma send --latency failed (see raw-send.log)"
+		fi
+	done
+else
+	note raw "missing: bench-rpma recv did not start (see raw-recv.log)"
+fi
+stop "$raw_recv"
+
+# ---------------------------------------------------------------------------
+# 2, 3, 5. one mount: a null peer and four peers, each with its rpma-recv
+
+# st PEER KEY: a figure of the peer's status file
+st() {
+	local k v
+	while IFS=': ' read -r k v; do
+		[ "$k" = "$2" ] && echo "$v" && return 0
+	done <"$mnt/$1.status"
+	return 1
+} 2>/dev/null
+# status_is PEER KEY VALUE: without a fork
+status_is() {
+	local k v
+	while IFS=': ' read -r k v; do
+		[ "$k" = "$2" ] && [ "$v" = "$3" ] && return 0
+	done <"$mnt/$1.status"
+	return 1
+} 2>/dev/null
+
+recvs=()
+for p in 0 1 2 3; do
+	rpma-recv --listen "$LAB_B:$((7204 + p))" --max-message 1MiB --slots 64 --format raw \
+		>/dev/null 2>"$logs/rpma-recv-$p.log" &
+	recvs+=($!)
+done
+for p in 0 1 2 3; do
+	wait_for "$logs/rpma-recv-$p.log" "listening on" 20 || note rpma-recv "rpma-recv $p did not start"
+done
+
+mkdir "$mnt"
+{
+	printf '[rpmafs]\nslots = %s\nlog_level = notice\n\n[null]\ntype = null\n' "$SLOTS"
+	for p in 0 1 2 3; do printf '\n[r%s]\naddress = %s\nport = %s\n' "$p" "$LAB_B" $((7204 + p)); done
+	# r0's receiver again, with one signaled send in a quarter window
+	printf '\n[e0]\naddress = %s\nport = 7204\ncompletion = on_error\n' "$LAB_B"
+} >"$work/rpmafs.ini"
+rpmafs -f --config "$work/rpmafs.ini" "$mnt" 2>"$logs/rpmafs.log" &
+fs=$!
+connected=0
+for ((i = 0; i < 600; i++)); do
+	n=0
+	for p in r0 r1 r2 r3 e0; do status_is "$p" state connected && n=$((n + 1)); done
+	[ $n = 5 ] && connected=1 && break
+	kill -0 $fs 2>/dev/null || break
+	nap 0.05
+done
+hz=$(getconf CLK_TCK)
+cpu_ticks() { sed 's/^.*) //' "/proc/$fs/stat" | awk '{ print $12 + $13 }'; }
+# cpu_put KEY PEER TICKS_BEFORE POSTED_BEFORE: the daemon's CPU per message since
+cpu_put() {
+	local msgs=$(($(st "$2" posted) - $4)) ticks=$(($(cpu_ticks) - $3))
+	[ "$msgs" -gt 0 ] || return 0
+	put "daemon.cpu_us_per_msg.$1" "$(awk -v t="$ticks" -v hz="$hz" -v m="$msgs" 'BEGIN { printf "%.2f", t / hz / m * 1e6 }')"
+	put "daemon.cpu_msgs.$1" "$msgs"
+}
+
+if [ $connected = 1 ]; then
+	pool=$(sed -n 's/.* \([0-9]*\) request buffers of \([0-9]*\) KiB.*/\1 \2/p' "$logs/rpmafs.log")
+	set -- $pool
+	put daemon.pool_mib "$(awk -v n="$1" -v k="$2" 'BEGIN { printf "%.2f", n * k / 1024 }')"
+	put daemon.slots "$SLOTS"
+
+	# -- the null peer: FUSE's own cost
+	step "null peer: write rate and latency (FUSE's own cost)"
+	wsizes=(64 4096 $MAX)
+	for i in 0 1 2; do
+		s=${wsizes[$i]}
+		c0=$(cpu_ticks) p0=$(st null posted)
+		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/null" "$s" "${NULL_RATE_N[$i]}" 2>>"$logs/writer.log")
+		[ -n "$line" ] && put_line "null.rate.$s" "$line" msg_s mib_s count || note "null.rate.$s" "missing (see writer.log)"
+		[ "$s" = 64 ] && cpu_put null64 null "$c0" "$p0"
+		line=$(timeout 300 bench-writer --latency --warmup $WARMUP "$mnt/null" "$s" "${NULL_LAT_N[$i]}" 2>>"$logs/writer.log")
+		[ -n "$line" ] && put_line "null.lat.$s" "$line" median_us p99_us mean_us count || note "null.lat.$s" "missing (see writer.log)"
+	done
+
+	# -- a real peer: async rate, sync latency
+	step "rpmafs -> rpma-recv: async write rate, sync write latency"
+	for i in 0 1 2; do
+		s=${wsizes[$i]}
+		c0=$(cpu_ticks) p0=$(st r0 posted) snap=$(link_snap)
+		line=$(timeout 300 bench-writer --fsync --warmup $((s > 4096 ? 16 : WARMUP)) "$mnt/r0" "$s" "${FS_RATE_N[$i]}" 2>>"$logs/writer.log")
+		if [ -n "$line" ]; then
+			put_line "rpmafs.async.$s" "$line" msg_s mib_s count
+			link_put "rpmafs.async.$s" "$snap"
+		else
+			note "rpmafs.async.$s" "missing (see writer.log)"
+		fi
+		[ "$s" = 64 ] && cpu_put async64 r0 "$c0" "$p0"
+		c0=$(cpu_ticks) p0=$(st r0 posted)
+		line=$(timeout 300 bench-writer --latency --sync --warmup 20 "$mnt/r0" "$s" "${FS_LAT_N[$i]}" 2>>"$logs/writer.log")
+		[ -n "$line" ] && put_line "rpmafs.sync.$s" "$line" median_us p99_us mean_us count || note "rpmafs.sync.$s" "missing (see writer.log)"
+		[ "$s" = 64 ] && cpu_put sync64 r0 "$c0" "$p0"
+	done
+
+	# -- the same async writes with completion = on_error
+	c0=$(cpu_ticks) p0=$(st e0 posted) snap=$(link_snap)
+	line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/e0" 64 "${FS_RATE_N[0]}" 2>>"$logs/writer.log")
+	if [ -n "$line" ]; then
+		put_line "rpmafs.async_on_error.64" "$line" msg_s mib_s count
+		link_put "rpmafs.async_on_error.64" "$snap"
+	else
+		note "rpmafs.async_on_error.64" "missing (see writer.log)"
+	fi
+	cpu_put async64_on_error e0 "$c0" "$p0"
+
+	# -- throughput with dd bs=1020K (bs=1M is over the message limit: EMSGSIZE)
+	step "dd bs=1020K: one writer, then four writers on four peers"
+	c0=$(cpu_ticks) p0=$(st r0 posted) snap=$(link_snap)
+	t0=$(now)
+	if timeout 300 dd if=/dev/zero of="$mnt/r0" bs=1020K count=$DD_N conv=fsync 2>"$logs/dd.log"; then
+		t1=$(now)
+		put rpmafs.dd1020k.mib_s "$(awk -v n=$DD_N -v t="$(minus "$t1" "$t0")" -v m=$MAX 'BEGIN { printf "%.3f", n * m / t / 1048576 }')"
+		put rpmafs.dd1020k.count $DD_N
+		link_put rpmafs.dd1020k "$snap"
+		cpu_put dd1020k r0 "$c0" "$p0"
+	else
+		note rpmafs.dd1020k "missing: dd failed: $(tail -1 "$logs/dd.log")"
+	fi
+	t0=$(now) pids=()
+	for p in 0 1 2 3; do
+		timeout 300 dd if=/dev/zero of="$mnt/r$p" bs=1020K count=$DD4_N conv=fsync 2>"$logs/dd4-$p.log" &
+		pids+=($!)
+	done
+	ok=1
+	for p in "${pids[@]}"; do wait "$p" || ok=0; done
+	t1=$(now)
+	if [ $ok = 1 ]; then
+		put rpmafs.dd1020k_x4.mib_s "$(awk -v n=$((4 * DD4_N)) -v t="$(minus "$t1" "$t0")" -v m=$MAX 'BEGIN { printf "%.3f", n * m / t / 1048576 }')"
+		put rpmafs.dd1020k_x4.count $((4 * DD4_N))
+	else
+		note rpmafs.dd1020k_x4 "missing: a dd failed (see dd4-*.log)"
+	fi
+
+	# -- what a user would do without rpmafs: one nc (a TCP connection) per message
+	step "shell loops: echo > spool against echo | nc, $SHELL_N messages each"
+	p0=$(st r0 posted)
+	t0=$(now)
+	for ((i = 0; i < SHELL_N; i++)); do echo "message $i" >"$mnt/r0"; done
+	# until rpma-recv has them all (each completion means delivered)
+	for ((i = 0; i < 2000; i++)); do
+		[ "$(st r0 completed)" = "$(st r0 posted)" ] && break
+		nap 0.005
+	done
+	t1=$(now)
+	if [ $(($(st r0 posted) - p0)) = "$SHELL_N" ]; then
+		put shell.echo_s "$(minus "$t1" "$t0")"
+	else
+		note shell.echo "missing: $(($(st r0 posted) - p0)) of $SHELL_N messages posted"
+	fi
+	put shell.messages "$SHELL_N"
+	if command -v nc >/dev/null; then
+		nc -lk "$LAB_B" 7400 >"$work/nc.out" 2>"$logs/nc-listen.log" </dev/null &
+		ncl=$!
+		nap 0.5
+		t0=$(now)
+		nc_ok=1
+		for ((i = 0; i < SHELL_N; i++)); do
+			echo "message $i" | timeout 10 nc -N -s "$LAB_A" "$LAB_B" 7400 || { nc_ok=0; break; }
+		done
+		t1=$(now)
+		nap 0.2
+		got=$(grep -c '^message ' "$work/nc.out")
+		stop "$ncl"
+		if [ $nc_ok = 1 ] && [ "$got" = "$SHELL_N" ]; then
+			put shell.nc_s "$(minus "$t1" "$t0")"
+		else
+			note shell.nc "missing: the nc loop failed at message $i ($got received)"
+		fi
+	else
+		note shell.nc "missing: nc is not installed (netcat-openbsd)"
+	fi
+
+	# -- the daemon, over everything above
+	step "daemon: peak RSS, payload copies"
+	put daemon.hwm_mib "$(awk '/^VmHWM/ { printf "%.2f", $2 / 1024 }' "/proc/$fs/status")"
+	put daemon.rss_mib "$(awk '/^VmRSS/ { printf "%.2f", $2 / 1024 }' "/proc/$fs/status")"
+	copies=0 msgs=0 failed=0
+	for p in null r0 r1 r2 r3 e0; do
+		copies=$((copies + $(st $p payload_copies)))
+		msgs=$((msgs + $(st $p posted)))
+		failed=$((failed + $(st $p failed)))
+	done
+	put daemon.payload_copies "$copies"
+	put daemon.messages "$msgs"
+	put daemon.failed "$failed"
+	put daemon.cpu_s_total "$(awk -v t="$(cpu_ticks)" -v hz="$hz" 'BEGIN { printf "%.2f", t / hz }')"
+	cp "$mnt/r0.status" "$logs/r0.status"
+else
+	note rpmafs "missing: the mount did not connect its five peers (see rpmafs.log)"
+fi
+fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null
+for ((i = 0; i < 100; i++)); do kill -0 $fs 2>/dev/null || break; nap 0.1; done
+stop $fs
+stop "${recvs[@]}"
+
+# ---------------------------------------------------------------------------
+# 3. 64 peers mounted at once (one rpma-recv, 64 connections)
+
+step "64 peers: mount until all are connected, RSS"
+rpma-recv --listen "$LAB_B:7299" --max-message 4KiB --slots 16 --format raw \
+	>/dev/null 2>"$logs/rpma-recv-64.log" &
+r64=$!
+mnt64=$work/spool64
+mkdir "$mnt64"
+{
+	printf '[rpmafs]\nslots = %s\nlog_level = notice\n' "$SLOTS"
+	for ((p = 0; p < 64; p++)); do printf '\n[p%02d]\naddress = %s\nport = 7299\n' $p "$LAB_B"; done
+} >"$work/rpmafs64.ini"
+if wait_for "$logs/rpma-recv-64.log" "listening on" 20; then
+	t0=$(now)
+	rpmafs -f --config "$work/rpmafs64.ini" "$mnt64" 2>"$logs/rpmafs64.log" &
+	fs64=$!
+	all=0
+	for ((i = 0; i < 1200; i++)); do
+		if [ -e "$mnt64/p63.status" ]; then
+			n=$(cat "$mnt64"/p*.status 2>/dev/null | grep -c '^state: connected')
+			[ "$n" = 64 ] && all=1 && break
+		fi
+		kill -0 $fs64 2>/dev/null || break
+		nap 0.05
+	done
+	t1=$(now)
+	if [ $all = 1 ]; then
+		put peers64.mount_s "$(minus "$t1" "$t0")"
+		sent=0
+		for ((p = 0; p < 64; p++)); do echo hi >"$mnt64/p$(printf %02d $p)" && sent=$((sent + 1)); done
+		put peers64.sent "$sent"
+		nap 0.5
+		put peers64.hwm_mib "$(awk '/^VmHWM/ { printf "%.2f", $2 / 1024 }' "/proc/$fs64/status")"
+		put peers64.rss_mib "$(awk '/^VmRSS/ { printf "%.2f", $2 / 1024 }' "/proc/$fs64/status")"
+		put peers64.threads "$(awk '/^Threads/ { print $2 }' "/proc/$fs64/status")"
+		pool=$(sed -n 's/.* \([0-9]*\) request buffers of \([0-9]*\) KiB.*/\1 \2/p' "$logs/rpmafs64.log")
+		set -- $pool
+		put peers64.pool_mib "$(awk -v n="$1" -v k="$2" 'BEGIN { printf "%.2f", n * k / 1024 }')"
+	else
+		note peers64 "missing: $n of 64 peers connected after $(minus "$t1" "$t0") s (see rpmafs64.log)"
+	fi
+	fusermount3 -u "$mnt64" 2>/dev/null || fusermount3 -uz "$mnt64" 2>/dev/null
+	for ((i = 0; i < 100; i++)); do kill -0 $fs64 2>/dev/null || break; nap 0.1; done
+	stop $fs64
+else
+	note peers64 "missing: rpma-recv did not start (see rpma-recv-64.log)"
+fi
+stop $r64
+
+put meta.lab_load_end "$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' /)"
+put meta.lab_seconds "$(minus "$(now)" "$t_start")"
+step "done"
+rm -rf "$work"
+exit 0

@@ -1,0 +1,408 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""report.py -- the bench's figures as a table, a JSON file and a plot
+
+    report.py FIGURES OUTDIR
+
+FIGURES is what inside.sh (and tools/bench) wrote: "key value" lines and
+"note key text" lines. OUTDIR gets results.md (every figure, its floor, the
+ratio, the target, met or not), results.json (the same, with the ratios
+under fixed keys) and plot.png (rate and latency by message size, rpmafs
+against its floors). A figure that was not measured is shown as missing
+and its ratio is null: nothing is invented. Exit status 1 only when the
+table cannot be written.
+"""
+import json
+import os
+import sys
+
+MIB = 1048576
+MAX = 1044480  # 1 MiB - 4 KiB, rpmafs's message limit
+
+
+def load(path):
+    fig, notes, meta = {}, {}, {}
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line.strip():
+                continue
+            if line.startswith("note "):
+                _, key, text = (line.split(" ", 2) + [""])[:3]
+                notes[key] = notes.get(key, "") + ("; " if key in notes else "") + text
+                continue
+            key, _, value = line.partition(" ")
+            if key.startswith("meta."):
+                meta[key[5:]] = value
+                continue
+            try:
+                fig[key] = float(value)
+            except ValueError:
+                notes[key] = "unparsable value %r" % value
+    return fig, notes, meta
+
+
+def div(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def fmt(v, digits=None):
+    if v is None:
+        return "missing"
+    if digits is not None:
+        return "%.*f" % (digits, v)
+    a = abs(v)
+    if a >= 1000:
+        return "{:,.0f}".format(v)
+    if a >= 100:
+        return "%.1f" % v
+    if a >= 10:
+        return "%.2f" % v
+    return "%.3f" % v
+
+
+def checks(fig):
+    """The six targets: (key, figure text, floor text, value, target text, met, definition)."""
+    g = fig.get
+    out = []
+
+    r = div(g("rpmafs.async.64.msg_s"), g("null.rate.64.msg_s"))
+    out.append(dict(
+        key="async64_over_null", what="async write rate, 64 B, one writer",
+        figure="%s msg/s" % fmt(g("rpmafs.async.64.msg_s")),
+        floor="%s msg/s (null peer)" % fmt(g("null.rate.64.msg_s")),
+        value=r, target=">= 0.9", met=None if r is None else r >= 0.9,
+        definition="rpmafs async 64 B write rate to rpma-recv / the same writer's 64 B rate "
+                   "to a null peer (both: one descriptor, N write(2)s, then fsync)"))
+
+    r = div(g("rpmafs.dd1020k.mib_s"), g("perftest.bw.%d.mib_s" % MIB))
+    out.append(dict(
+        key="bw1m_over_perftest", what="throughput, dd bs=1020K (bs=1M is over the limit)",
+        figure="%s MiB/s" % fmt(g("rpmafs.dd1020k.mib_s")),
+        floor="%s MiB/s (ib_send_bw -s 1048576)" % fmt(g("perftest.bw.%d.mib_s" % MIB)),
+        value=r, target=">= 0.9", met=None if r is None else r >= 0.9,
+        definition="rpmafs MiB/s with dd bs=1020K conv=fsync (1044480-byte messages) / "
+                   "ib_send_bw -R -s 1048576 BW average (MiB/s)"))
+
+    floor = None
+    if g("null.lat.64.median_us") is not None and g("raw.lat.64.median_us") is not None:
+        floor = g("null.lat.64.median_us") + g("raw.lat.64.median_us")
+    r = div(g("rpmafs.sync.64.median_us"), floor)
+    out.append(dict(
+        key="sync64_latency_over_floor", what="sync write latency, 64 B, median",
+        figure="%s µs" % fmt(g("rpmafs.sync.64.median_us")),
+        floor="%s µs (null-peer write %s + raw send-and-complete %s)" % (
+            fmt(floor), fmt(g("null.lat.64.median_us")), fmt(g("raw.lat.64.median_us"))),
+        value=r, target="<= 1.1", met=None if r is None else r <= 1.1,
+        definition="rpmafs sync (O_DSYNC) 64 B median write latency / (null-peer 64 B median "
+                   "write latency + raw rpma_send 64 B send-and-complete median latency)"))
+
+    r = div(g("shell.nc_s"), g("shell.echo_s"))
+    n = g("shell.messages")
+    out.append(dict(
+        key="shell_loop_over_nc",
+        what="shell loop, %s messages: echo > spool vs echo | nc" % fmt(n, 0),
+        figure="%s s (echo > spool)" % fmt(g("shell.echo_s")),
+        floor="%s s (echo | nc -N, one TCP connection each)" % fmt(g("shell.nc_s")),
+        value=r, target=">= 3", met=None if r is None else r >= 3,
+        definition="time of the nc loop / time of the echo loop (3 means echo is 3x faster); "
+                   "the echo loop's time runs until rpma-recv has confirmed every message"))
+
+    r = None
+    if g("daemon.hwm_mib") is not None and g("daemon.pool_mib") is not None:
+        r = g("daemon.hwm_mib") - g("daemon.pool_mib")
+    out.append(dict(
+        key="rss_over_pool_mib", what="daemon peak RSS above the registered pool",
+        figure="%s MiB peak RSS (VmHWM)" % fmt(g("daemon.hwm_mib")),
+        floor="%s MiB pool" % fmt(g("daemon.pool_mib")),
+        value=r, target="<= 16 MiB", met=None if r is None else r <= 16,
+        definition="peak RSS (VmHWM, MiB) of the daemon after every run above - the registered "
+                   "pool in MiB ((slots + workers) x 1028 KiB); a difference in MiB, not a ratio"))
+
+    r = div(g("daemon.payload_copies"), g("daemon.messages"))
+    out.append(dict(
+        key="payload_copies", what="payload copies per message",
+        figure="%s copies" % fmt(g("daemon.payload_copies"), 0),
+        floor="%s messages" % fmt(g("daemon.messages"), 0),
+        value=r, target="0", met=None if r is None else r == 0,
+        definition="sum of payload_copies over the status files / messages posted, over every "
+                   "run of the main mount (counted by the daemon, not assumed)"))
+    return out
+
+
+def size_name(s):
+    return {64: "64 B", 4096: "4 KiB", MIB: "1 MiB", MAX: "1020 KiB"}.get(s, "%d B" % s)
+
+
+def figure_tables(fig):
+    g = fig.get
+    rows = []
+
+    def row(section, name, value, unit, extra=""):
+        rows.append((section, name, value, unit, extra))
+
+    sec = "Message rate (msg/s), one sender"
+    for s in (64, 4096, MIB):
+        row(sec, "ib_send_bw -R, %s" % size_name(s), g("perftest.bw.%d.msg_s" % s), "msg/s")
+    for s in (64, 4096, MIB):
+        row(sec, "raw rpma_send, window 16, %s" % size_name(s), g("raw.rate.%d.msg_s" % s), "msg/s",
+            rnr(g, "raw.rate.%d" % s))
+    for s in (64, 4096, MAX):
+        row(sec, "null peer: writer, %s" % size_name(s), g("null.rate.%d.msg_s" % s), "msg/s")
+    for s in (64, 4096, MAX):
+        row(sec, "rpmafs async: writer, %s" % size_name(s), g("rpmafs.async.%d.msg_s" % s),
+            "msg/s", rnr(g, "rpmafs.async.%d" % s))
+    row(sec, "rpmafs async, completion = on_error: writer, 64 B",
+        g("rpmafs.async_on_error.64.msg_s"), "msg/s", rnr(g, "rpmafs.async_on_error.64"))
+    # In the lab one pair of vCPUs runs FUSE, rxe (the "NIC") and the receiver:
+    # if their costs simply added up, this is the best an async spool could do.
+    null, raw = g("null.rate.64.msg_s"), g("raw.rate.64.msg_s")
+    row(sec, "null peer and raw send costs added, 64 B: 1 / (1/null + 1/raw)",
+        1 / (1 / null + 1 / raw) if null and raw else None, "msg/s",
+        "a bound where FUSE, rxe and the receiver share the CPUs")
+
+    sec = "Latency (µs): median / p99"
+    for s in (64, 4096, MIB):
+        row(sec, "ib_send_lat -R, %s (half a round trip; typical)" % size_name(s),
+            g("perftest.lat.%d.typical_us" % s), "µs", "p99 %s" % fmt(g("perftest.lat.%d.p99_us" % s)))
+    for s in (64, 4096, MIB):
+        row(sec, "raw rpma_send, send-and-complete, %s" % size_name(s), g("raw.lat.%d.median_us" % s),
+            "µs", "p99 %s" % fmt(g("raw.lat.%d.p99_us" % s)))
+    for s in (64, 4096, MAX):
+        row(sec, "null peer: write(2), %s" % size_name(s), g("null.lat.%d.median_us" % s), "µs",
+            "p99 %s" % fmt(g("null.lat.%d.p99_us" % s)))
+    for s in (64, 4096, MAX):
+        row(sec, "rpmafs sync (O_DSYNC): write(2), %s" % size_name(s),
+            g("rpmafs.sync.%d.median_us" % s), "µs", "p99 %s" % fmt(g("rpmafs.sync.%d.p99_us" % s)))
+
+    sec = "Throughput (MiB/s)"
+    row(sec, "ib_send_bw -R, 1 MiB", g("perftest.bw.%d.mib_s" % MIB), "MiB/s")
+    row(sec, "raw rpma_send, window 16, 1 MiB", g("raw.rate.%d.mib_s" % MIB), "MiB/s")
+    row(sec, "null peer: writer, 1020 KiB", g("null.rate.%d.mib_s" % MAX), "MiB/s")
+    row(sec, "rpmafs async: writer, 1020 KiB", g("rpmafs.async.%d.mib_s" % MAX), "MiB/s",
+        rnr(g, "rpmafs.async.%d" % MAX))
+    row(sec, "rpmafs: dd bs=1020K conv=fsync, one writer", g("rpmafs.dd1020k.mib_s"), "MiB/s",
+        rnr(g, "rpmafs.dd1020k"))
+    row(sec, "rpmafs: 4 x dd bs=1020K on 4 peers (sum)", g("rpmafs.dd1020k_x4.mib_s"), "MiB/s")
+
+    sec = "Shell loops"
+    n = g("shell.messages")
+    for key, name in (("shell.echo_s", "echo \"message $i\" > spool"),
+                      ("shell.nc_s", "echo \"message $i\" | nc -N LAB_B 7400")):
+        per = div(g(key), n)
+        row(sec, name, g(key), "s", "%s ms per message" % fmt(None if per is None else per * 1e3))
+
+    sec = "The daemon"
+    for k, name in (("null64", "null peer, 64 B"), ("async64", "async 64 B"),
+                    ("async64_on_error", "async 64 B, completion = on_error"),
+                    ("sync64", "sync 64 B"), ("dd1020k", "dd bs=1020K")):
+        row(sec, "CPU time per message, %s (utime+stime / messages)" % name,
+            g("daemon.cpu_us_per_msg.%s" % k), "µs",
+            "over %s messages" % fmt(g("daemon.cpu_msgs.%s" % k), 0))
+    row(sec, "peak RSS (VmHWM), 6 peers (one null)", g("daemon.hwm_mib"), "MiB")
+    row(sec, "registered pool (%s slots + 4 workers)" % fmt(g("daemon.slots"), 0),
+        g("daemon.pool_mib"), "MiB")
+    row(sec, "payload copies / messages", g("daemon.payload_copies"), "copies",
+        "over %s messages, %s failed" % (fmt(g("daemon.messages"), 0), fmt(g("daemon.failed"), 0)))
+
+    sec = "64 peers mounted at once"
+    row(sec, "mount until all 64 are connected", g("peers64.mount_s"), "s")
+    row(sec, "RSS after one message each (VmRSS)", g("peers64.rss_mib"), "MiB",
+        "peak %s MiB" % fmt(g("peers64.hwm_mib")))
+    row(sec, "registered pool", g("peers64.pool_mib"), "MiB")
+    over = None
+    if g("peers64.hwm_mib") is not None and g("peers64.pool_mib") is not None:
+        over = g("peers64.hwm_mib") - g("peers64.pool_mib")
+    row(sec, "peak RSS above the pool", over, "MiB", "%s threads" % fmt(g("peers64.threads"), 0))
+    return rows
+
+
+def rnr(g, prefix):
+    n, r = g(prefix + ".rnr_naks"), g(prefix + ".retransmits")
+    if n is None and r is None:
+        return ""
+    return "RNR NAKs %s, retransmits %s" % (fmt(n, 0), fmt(r, 0))
+
+
+def write_md(path, fig, notes, meta, cks, rows):
+    met = sum(1 for c in cks if c["met"])
+    L = []
+    L.append("# rpmafs benchmark results")
+    L.append("")
+    L.append("One %s run of `tools/bench` (%s, every figure from the same VM run), lab: %s, "
+             "kernel %s, %s vCPUs; host: %s CPUs, load average %s before and %s after "
+             "(1/5/15 min), at most %s while it ran, other VMs running beside it: at most %s. "
+             "Source: %s." % (
+                 meta.get("mode", "?"), meta.get("date", "?"),
+                 meta.get("lab_mode", "?"), meta.get("kernel", "?"), meta.get("lab_cpus", "?"),
+                 meta.get("host_cpus", "?"), meta.get("host_load_before", "?"),
+                 meta.get("host_load_after", "?"), meta.get("host_load_max", "?"),
+                 meta.get("host_other_vms_max", "?"), meta.get("commit", "?")))
+    L.append("")
+    L.append("All floors are measured in the same run, on the same Soft-RoCE (rdma_rxe) link: "
+             "client on LAB_A (rxe0), server or receiver on LAB_B (rxe1). rpmafs sends to "
+             "`rpma-recv --max-message 1MiB --slots 64 --format raw` (output to /dev/null). "
+             "MiB/s is 2^20 bytes per second (perftest's \"MB/sec\" is the same unit).")
+    L.append("")
+    L.append("## Targets: %d of %d met" % (met, len(cks)))
+    L.append("")
+    L.append("| figure | rpmafs | floor | ratio (key) | target | met |")
+    L.append("| --- | --- | --- | --- | --- | --- |")
+    for c in cks:
+        L.append("| %s | %s | %s | %s (`%s`) | %s | %s |" % (
+            c["what"], c["figure"], c["floor"],
+            fmt(c["value"], 2 if c["key"] not in ("payload_copies",) else 3),
+            c["key"], c["target"],
+            "missing" if c["met"] is None else ("yes" if c["met"] else "**no**")))
+    L.append("")
+    L.append("Definitions:")
+    L.append("")
+    for c in cks:
+        L.append("- `%s` = %s." % (c["key"], c["definition"]))
+    L.append("")
+    L.append("![message rate and latency by message size](plot.png)")
+    L.append("")
+    L.append("## Every figure")
+    sec = None
+    for section, name, value, unit, extra in rows:
+        if section != sec:
+            L.append("")
+            L.append("### " + section)
+            L.append("")
+            L.append("| what | value | unit | more |")
+            L.append("| --- | --- | --- | --- |")
+            sec = section
+        L.append("| %s | %s | %s | %s |" % (name, fmt(value), unit, extra))
+    L.append("")
+    L.append("## How it is measured")
+    L.append("")
+    L.append("- perftest: `ib_send_lat -R` / `ib_send_bw -R` server on LAB_B, client from LAB_A, "
+             "under `timeout`, retried once; ib_send_lat reports half a round trip (t_typical).")
+    L.append("- raw rpma: `bench-rpma` (tools/benchsrc/rpma-floor.c, the project's rpma): "
+             "RPMA_F_COMPLETION_ALWAYS sends, 16 outstanding for the rate, one at a time for "
+             "send-and-complete latency (rpma_send to its completion, a full round trip); both "
+             "sides sleep on the completion channel as rpmafs and rpma-recv do.")
+    L.append("- writer: `bench-writer` (tools/benchsrc/writer.c): opens the spool file once, "
+             "N write(2)s of S bytes after a warm-up; rates include a final fsync (every message "
+             "confirmed); latency times each write(2), sync writes with O_DSYNC.")
+    L.append("- dd: `dd if=/dev/zero of=SPOOL bs=1020K count=N conv=fsync`, timed outside dd.")
+    L.append("- daemon CPU: utime+stime from /proc/PID/stat around a run, divided by the "
+             "messages the status file says were posted in it (warm-up included in both).")
+    L.append("- RNR NAKs and retransmits: rxe0's hw_counters rcvd_rnr_err and "
+             "completer_retry_err over the run (the receiver out of receives; packets lost).")
+    if notes:
+        L.append("")
+        L.append("## Notes")
+        L.append("")
+        for k in sorted(notes):
+            L.append("- `%s`: %s" % (k, notes[k]))
+    L.append("")
+    with open(path, "w") as f:
+        f.write("\n".join(L))
+
+
+def write_json(path, fig, notes, meta, cks):
+    doc = {}
+    for c in cks:
+        doc[c["key"]] = c["value"]
+    doc["ratios"] = {c["key"]: c["value"] for c in cks}
+    doc["targets"] = {c["key"]: {"value": c["value"], "target": c["target"], "met": c["met"],
+                                 "figure": c["figure"], "floor": c["floor"],
+                                 "definition": c["definition"]} for c in cks}
+    doc["figures"] = fig
+    doc["notes"] = notes
+    doc["meta"] = meta
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+def write_plot(path, fig):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    g = fig.get
+
+    def series(fmt_key, sizes):
+        xs, ys = [], []
+        for s in sizes:
+            v = g(fmt_key % s)
+            if v is not None:
+                xs.append(s)
+                ys.append(v)
+        return xs, ys
+
+    wire = (64, 4096, MIB)
+    writes = (64, 4096, MAX)
+    fig_, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.8))
+    for key, sizes, label, style in (
+            ("perftest.bw.%d.msg_s", wire, "ib_send_bw -R (perftest)", "k--o"),
+            ("raw.rate.%d.msg_s", wire, "raw rpma_send, window 16", "C0--s"),
+            ("null.rate.%d.msg_s", writes, "null peer (FUSE alone)", "C2-.^"),
+            ("rpmafs.async.%d.msg_s", writes, "rpmafs async writes", "C3-D")):
+        xs, ys = series(key, sizes)
+        if xs:
+            ax1.plot(xs, ys, style, label=label)
+    ax1.set_title("Message rate, one sender")
+    ax1.set_ylabel("messages / s")
+
+    for key, sizes, label, style in (
+            ("perftest.lat.%d.typical_us", wire, "ib_send_lat -R (half round trip)", "k--o"),
+            ("raw.lat.%d.median_us", wire, "raw rpma send-and-complete", "C0--s"),
+            ("null.lat.%d.median_us", writes, "null peer write(2)", "C2-.^"),
+            ("rpmafs.sync.%d.median_us", writes, "rpmafs sync write(2)", "C3-D")):
+        xs, ys = series(key, sizes)
+        if xs:
+            ax2.plot(xs, ys, style, label=label)
+    # the latency floor of a sync write: FUSE alone + a send and its completion
+    xs, ys = [], []
+    for w, s in zip(writes, wire):
+        a, b = g("null.lat.%d.median_us" % w), g("raw.lat.%d.median_us" % s)
+        if a is not None and b is not None:
+            xs.append(w)
+            ys.append(a + b)
+    if xs:
+        ax2.plot(xs, ys, "C1:", label="floor: null write + raw send-and-complete")
+    ax2.set_title("Latency, median")
+    ax2.set_ylabel("µs")
+    for ax in (ax1, ax2):
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xticks([64, 4096, MIB])
+        ax.set_xticklabels(["64 B", "4 KiB", "1 MiB\n(rpmafs: 1020 KiB)"])
+        ax.set_xlabel("message size")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig_.suptitle("rpmafs against its floors, one run on Soft-RoCE (rdma_rxe) in the lab")
+    fig_.tight_layout()
+    fig_.savefig(path, dpi=110)
+    plt.close(fig_)
+
+
+def main():
+    if len(sys.argv) != 3:
+        print("usage: report.py FIGURES OUTDIR", file=sys.stderr)
+        return 2
+    fig, notes, meta = load(sys.argv[1])
+    out = sys.argv[2]
+    os.makedirs(out, exist_ok=True)
+    cks = checks(fig)
+    try:
+        write_plot(os.path.join(out, "plot.png"), fig)
+    except Exception as e:  # the table matters more than the picture
+        notes["plot"] = "not drawn: %s" % e
+        print("report.py: plot.png not drawn: %s" % e, file=sys.stderr)
+    write_json(os.path.join(out, "results.json"), fig, notes, meta, cks)
+    write_md(os.path.join(out, "results.md"), fig, notes, meta, cks, figure_tables(fig))
+    for c in cks:
+        print("%-27s %-10s target %-9s %s" % (
+            c["key"], fmt(c["value"]), c["target"],
+            "missing" if c["met"] is None else ("met" if c["met"] else "NOT met")))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

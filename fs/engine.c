@@ -323,6 +323,10 @@ int engine_start(struct engine *e)
 {
 	int ret = pthread_create(&e->thread, NULL, engine_main, e);
 
+	/* named for top -H and the comm files under /proc/PID/task */
+	if (!ret)
+		pthread_setname_np(e->thread, "rpmafs-engine");
+
 	if (ret)
 		return -ret;
 	e->running = true;

@@ -21,6 +21,7 @@
 #include "log.h"
 #include "mount.h"
 #include "pool.h"
+#include "spool.h"
 #include "workers.h"
 
 struct worker {
@@ -29,6 +30,7 @@ struct worker {
 	bool started;
 	unsigned slot;
 	int done_fd;
+	struct spool *post_later; /* post its deferred messages after the turn */
 };
 
 static __thread struct worker *self;
@@ -54,6 +56,14 @@ int workers_take_buffer(struct mount *m, const void *payload, bool nonblock, uns
 	self->slot = spare;
 	*slot = mine;
 	return 0;
+}
+
+bool workers_post_later(struct spool *sp)
+{
+	if (!self)
+		return false;
+	self->post_later = sp;
+	return true;
 }
 
 static void *worker_main(void *arg)
@@ -101,6 +111,15 @@ static void *worker_main(void *arg)
 		}
 		fuse_session_process_buf(se, &fbuf);
 		pthread_mutex_unlock(&m->turn);
+		/*
+		 * Post outside the turn: on Soft-RoCE a post runs the protocol
+		 * in the caller's system call, and the next write need not wait
+		 * for it (an async one has had its reply already).
+		 */
+		if (w->post_later) {
+			spool_post_deferred(w->post_later);
+			w->post_later = NULL;
+		}
 	}
 
 	if (w->slot != POOL_NO_SLOT) {
@@ -140,6 +159,7 @@ int workers_start(struct mount *m, int done_fd)
 			return -ret;
 		}
 		w->started = true;
+		pthread_setname_np(w->tid, "rpmafs-worker");
 	}
 	return 0;
 }

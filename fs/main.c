@@ -134,6 +134,19 @@ uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+uint64_t now_ms_coarse(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void now_coarse(struct timespec *ts)
+{
+	clock_gettime(CLOCK_REALTIME_COARSE, ts);
+}
+
 /* wait for queued and in-flight messages, as long as send_timeout allows */
 static void drain(struct mount *m)
 {
@@ -256,7 +269,7 @@ static int setup(struct mount *m, const struct options *o)
 	m->uid = getuid();
 	m->gid = getgid();
 	m->allow_other = o->allow_other;
-	clock_gettime(CLOCK_REALTIME, &m->mounted_at);
+	now_coarse(&m->mounted_at); /* the same clock as the message times */
 	pthread_mutex_init(&m->turn, NULL);
 	m->nworkers = o->workers ? o->workers : DEFAULT_WORKERS;
 

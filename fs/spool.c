@@ -187,7 +187,7 @@ static void refuse_msg(struct spool *sp, struct msg *msg, int err, const char *w
 /* a posted message completed, with IBV_WC_SUCCESS or an error status */
 static void settle_msg(struct spool *sp, struct msg *msg, int status)
 {
-	clock_gettime(CLOCK_REALTIME, &sp->st.ctime);
+	now_coarse(&sp->st.ctime);
 	if (msg->kind == MSG_FENCE) {
 		sp->fence_in_flight = false;
 		/*
@@ -274,7 +274,8 @@ static bool post_one(struct spool *sp, struct msg *msg)
 		return false;
 	}
 
-	msg->posted_ms = now_ms();
+	/* a deadline of seconds: a tick early does not matter */
+	msg->posted_ms = now_ms_coarse();
 	msgq_push(&sp->in_flight, msg);
 	/* cheap: the timer only moves when this is earlier than what is set */
 	engine_arm(sp->m->engine, msg->posted_ms + in_flight_timeout(sp));
@@ -285,7 +286,7 @@ static bool post_one(struct spool *sp, struct msg *msg)
 	}
 	sp->st.posted++;
 	sp->st.bytes_posted += msg->len;
-	clock_gettime(CLOCK_REALTIME, &sp->st.mtime);
+	now_coarse(&sp->st.mtime);
 	if (msg->signaled) {
 		sp->unsignaled = 0;
 	} else {
@@ -309,7 +310,7 @@ static void null_complete(struct spool *sp, struct msg *msg)
 	msg->seq = sp->next_seq++;
 	sp->st.posted++;
 	sp->st.bytes_posted += msg->len;
-	clock_gettime(CLOCK_REALTIME, &sp->st.mtime);
+	now_coarse(&sp->st.mtime);
 	if (msg->req && !msg->sync) {
 		fuse_reply_write(msg->req, msg->write_size);
 		msg->req = NULL;

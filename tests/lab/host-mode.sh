@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2016 # single-quoted commands expand in their own shell
 # host-mode.sh RDMA_LAB LAB_CONN -- tools/rdma-lab's host mode, for real
 #
 # No machine at hand can load rdma_rxe, except the lab VM itself. There,
@@ -71,6 +72,16 @@ lab() {
 	sed 's/^/  | /' "$WORK/run.log"
 }
 
+# wait_for FILE SECONDS
+wait_for() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		[ -e "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # after a run: as before it, and no empty results directory left in /tmp
 check_restored() {
 	net_state >"$WORK/after"
@@ -99,7 +110,6 @@ grep -q '192\.168\.7[78]\.' "$WORK/before" && fail "the VM's lab addresses are s
 
 # 3. a real connection in host mode; the lock is held meanwhile (CMD does
 # not inherit the descriptor, so a new flock on the file must fail)
-# shellcheck disable=SC2016 # expanded by the inner shell
 lab --out "$WORK/out" -- bash -c '
 	set -e
 	[ "$LAB_MODE" = host ] || { echo "LAB_MODE=$LAB_MODE"; exit 10; }
@@ -115,15 +125,31 @@ grep -q "rxe_rlab0 sent [1-9][0-9]* packets, rxe_rlab1 received" "$WORK/out/conn
 check_restored "after a run that passed"
 
 # 4. a failing command, started while someone else holds the lock: it
-# waits, runs, and its status comes back
-flock "$HOST_LOCK" sleep 2 &
+# waits, runs once the lock is let go (it checks), and its status comes
+# back. The holder keeps the lock until rdma-lab says it is waiting: under
+# a loaded TCG, rdma-lab takes seconds to get there.
+flock "$HOST_LOCK" sh -c ': >"$1/held"; until [ -e "$1/release" ]; do sleep 0.1; done' \
+	sh "$WORK" &
 HOLDER=$!
-sleep 0.3
-lab -- sh -c 'exit 3'
+wait_for "$WORK/held" 30 || fail "the lock holder did not get the lock"
+t0=$EPOCHREALTIME
+RC=0
+"$LAB" run -- sh -c '[ -e "$1/release" ] || exit 9; exit 3' sh "$WORK" >"$WORK/run.log" 2>&1 &
+lpid=$!
+until grep -q "waiting for another host run" "$WORK/run.log"; do
+	kill -0 "$lpid" 2>/dev/null || break
+	sleep 0.1
+done
+: >"$WORK/release"
+wait "$HOLDER"
 HOLDER=
+wait "$lpid" || RC=$?
+SECS=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+sed 's/^/  | /' "$WORK/run.log"
 echo "failing command behind the lock: status $RC in $SECS s"
-[ "$RC" = 3 ] || fail "'exit 3' in host mode: status $RC"
 grep -q "waiting for another host run" "$WORK/run.log" || fail "it did not wait for the lock"
+[ "$RC" != 9 ] || fail "the command ran while the lock was held"
+[ "$RC" = 3 ] || fail "'exit 3' in host mode: status $RC"
 check_restored "after a failing run"
 
 # 5. --timeout

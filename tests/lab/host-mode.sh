@@ -10,7 +10,8 @@
 #     checks the packet counters of both rxe devices), with the host lock
 #     held while the command runs;
 #   - a failing command's status comes back; a run started while the lock
-#     is held waits for it; --timeout gives 124;
+#     is held waits for it; --timeout gives 124; SIGTERM to rdma-lab stops
+#     the command too (143);
 #   - after every run the interfaces, rxe devices and policy rules are gone
 #     and the sysctls lab_net_up changes have their old values again.
 # At the end (and on failure) the VM's lab network is put back for the
@@ -158,4 +159,25 @@ echo "timeout: status $RC in $SECS s"
 [ "$RC" = 124 ] || fail "--timeout 2 -- sleep 30 in host mode: status $RC, not 124"
 check_restored "after a timeout"
 
-echo "PASS: host mode: refuses when in use, connects, status, lock, timeout, cleans up"
+# 6. rdma-lab itself stopped (SIGTERM: a timeout(1) around it, a CI job
+# cancelled) while the command runs: the command is stopped too, before
+# the network it uses goes, and the status says how
+t0=$EPOCHREALTIME
+RC=0
+"$LAB" run -- sh -c 'echo $$ >"$1/cmd.pid"; exec sleep 60' sh "$WORK" >"$WORK/run.log" 2>&1 &
+lpid=$!
+wait_for "$WORK/cmd.pid" 60 || fail "the command did not start"
+kill -TERM "$lpid"
+wait "$lpid" || RC=$?
+SECS=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+sed 's/^/  | /' "$WORK/run.log"
+echo "SIGTERM to rdma-lab: status $RC in $SECS s"
+cpid=$(cat "$WORK/cmd.pid")
+if kill -0 "$cpid" 2>/dev/null; then
+	kill -9 "$cpid"
+	fail "the command outlived rdma-lab"
+fi
+[ "$RC" = 143 ] || fail "SIGTERM to rdma-lab: status $RC, not 143"
+check_restored "after SIGTERM"
+
+echo "PASS: host mode: refuses when in use, connects, status, lock, timeout, SIGTERM, cleans up"

@@ -116,6 +116,9 @@ lab --out "$WORK/out" -- bash -c '
 	[ "$LAB_MODE" = host ] || { echo "LAB_MODE=$LAB_MODE"; exit 10; }
 	[ "$LAB_DEV_A $LAB_DEV_B $LAB_NETDEV_A" = "rxe_rlab0 rxe_rlab1 rlab0" ] || exit 11
 	[ "$(cat /proc/sys/net/ipv4/conf/all/rp_filter)" = 0 ] || exit 12
+	# SIGINT not ignored (bash ignores it in background jobs; timeout resets it)
+	ign=$(awk "/^SigIgn:/ { print \$2 }" /proc/$$/status)
+	(( (16#$ign & 2) == 0 )) || { echo "SIGINT ignored in the command"; exit 15; }
 	flock -n "$1" true && { echo "the host lock is free"; exit 13; }
 	"$0" >"$LAB_OUT/conn.log" 2>&1 || { cat "$LAB_OUT/conn.log"; exit 14; }
 ' "$LAB_CONN" "$HOST_LOCK"

@@ -22,7 +22,6 @@
 #include "mount.h"
 #include "pool.h"
 #include "spool.h"
-#include "workers.h"
 
 /* how long unsignaled sends may stay unconfirmed before a fence is posted */
 #define FENCE_DELAY_MS 2
@@ -63,18 +62,6 @@ static struct msg *msgq_pop(struct msgq *q)
 			q->tail = NULL;
 		q->count--;
 		msg->next = NULL;
-	}
-	return msg;
-}
-
-/* the next pending message, in write order */
-static struct msg *pending_pop(struct spool *sp)
-{
-	struct msg *msg = msgq_pop(&sp->pending);
-
-	if (msg && msg->deferred) {
-		msg->deferred = false;
-		sp->deferred--;
 	}
 	return msg;
 }
@@ -175,8 +162,8 @@ static void release_msg(struct spool *sp, struct msg *msg)
 /* a message that was never posted: the write fails with err */
 static void refuse_msg(struct spool *sp, struct msg *msg, int err, const char *why)
 {
-	set_error(sp, why);
 	sp->st.refused++;
+	set_error(sp, why);
 	if (msg->req)
 		fuse_reply_err(msg->req, err);
 	else if (msg->fh && msg->kind == MSG_EMPTY)
@@ -322,7 +309,7 @@ static void post_ready_locked(struct spool *sp)
 {
 	while (sp->pending.head && sp->state == SPOOL_CONNECTED && sp->link && !sp->link->down &&
 		sp->in_flight.count - sp->fence_in_flight < sp->window) {
-		struct msg *msg = pending_pop(sp);
+		struct msg *msg = msgq_pop(&sp->pending);
 
 		if (msg->kind == MSG_DATA && msg->len > sp->max_message) {
 			/* the receiver that answered has a smaller limit than the config */
@@ -340,18 +327,6 @@ static void attrs_changed(struct spool *sp)
 {
 	if (atomic_exchange(&sp->attr_cached, false))
 		fuse_lowlevel_notify_inval_inode(sp->m->se, sp->ino, -1, 0);
-}
-
-/*
- * Can a message be queued now and posted by its worker once the FUSE turn
- * is handed on? Only when it would be posted at once anyway: connected,
- * room in the window, and nothing pending but messages in the same case.
- */
-static bool can_defer_locked(struct spool *sp)
-{
-	return sp->state == SPOOL_CONNECTED && sp->link && !sp->link->down &&
-	       sp->pending.count == sp->deferred &&
-	       sp->in_flight.count - sp->fence_in_flight + sp->pending.count < sp->window;
 }
 
 void spool_submit(struct spool *sp, struct msg *msg)
@@ -380,30 +355,11 @@ void spool_submit(struct spool *sp, struct msg *msg)
 		msg->deadline_ms = now_ms() + sp->cfg->send_timeout_ms;
 		arm = true;
 	}
-	if (!arm && can_defer_locked(sp) && workers_post_later(sp)) {
-		/*
-		 * Posted by this worker once it has handed the FUSE turn on:
-		 * the next request is read meanwhile. (An async write still
-		 * returns only once its message is posted.)
-		 */
-		msg->deferred = true;
-		sp->deferred++;
-		msgq_push(&sp->pending, msg);
-		pthread_mutex_unlock(&sp->lock);
-		return;
-	}
 	msgq_push(&sp->pending, msg);
 	post_ready_locked(sp);
 	pthread_mutex_unlock(&sp->lock);
 	if (arm)
 		engine_arm(sp->m->engine, msg->deadline_ms);
-}
-
-void spool_post_deferred(struct spool *sp)
-{
-	pthread_mutex_lock(&sp->lock);
-	post_ready_locked(sp);
-	pthread_mutex_unlock(&sp->lock);
 }
 
 /* ---- completions ---- */
@@ -599,7 +555,7 @@ uint64_t spool_tick(struct spool *sp, uint64_t now)
 	/* writes that waited send_timeout_ms for a connection */
 	while ((msg = sp->pending.head) && msg->deadline_ms && msg->deadline_ms <= now &&
 		sp->state != SPOOL_CONNECTED) {
-		pending_pop(sp);
+		msgq_pop(&sp->pending);
 		refuse_msg(sp, msg, ENOTCONN, "not connected: send_timeout_ms passed");
 		sp->gave_up = true;
 	}
@@ -620,7 +576,7 @@ uint64_t spool_tick(struct spool *sp, uint64_t now)
 			 * behind the silent sends has waited long enough.
 			 */
 			sp->gave_up = true;
-			while ((msg = pending_pop(sp)))
+			while ((msg = msgq_pop(&sp->pending)))
 				refuse_msg(sp, msg, ENOTCONN, why);
 		} else {
 			SOONEST(due);
@@ -706,7 +662,7 @@ void spool_close(struct spool *sp)
 	struct msg *msg;
 
 	pthread_mutex_lock(&sp->lock);
-	while ((msg = pending_pop(sp)))
+	while ((msg = msgq_pop(&sp->pending)))
 		refuse_msg(sp, msg, ENOTCONN, "unmounted");
 	if (sp->link) {
 		if (!sp->link->down) {

@@ -53,7 +53,6 @@ struct msg {
 	fuse_req_t req;		/* owed a reply: at post (async) or completion (sync) */
 	size_t write_size;	/* what the reply to req says was written */
 	bool sync;		/* reply at completion, signaled */
-	bool deferred;		/* pending only until its worker posts it (spool_submit) */
 	bool signaled;
 	unsigned slot;		/* pool slot holding the payload, or POOL_NO_SLOT */
 	size_t offset;		/* payload offset from the pool's base */
@@ -114,7 +113,6 @@ struct spool {
 	unsigned window;	/* sends allowed in flight */
 	uint32_t max_message;	/* effective limit: config, receiver, FUSE */
 	struct msgq pending;
-	unsigned deferred;	/* pending messages waiting only for their post */
 	struct msgq in_flight;
 	unsigned unsignaled;	/* unsignaled sends since the last signaled one */
 	bool fence_in_flight;
@@ -150,17 +148,8 @@ void spool_fini(struct spool *sp);
  * spool_submit -- queue msg behind everything written before it and post
  * what the connection and the window allow. Takes msg. An async write's
  * reply is sent when its message is posted, a sync one's at completion.
- * On a worker thread a message that can go at once is posted by that worker
- * after it has handed the FUSE turn on (workers_post_later), so that other
- * requests are read while it posts.
  */
 void spool_submit(struct spool *sp, struct msg *msg);
-
-/*
- * spool_post_deferred -- post what spool_submit left for the worker to post
- * once the FUSE turn is handed on (and whatever else the window allows)
- */
-void spool_post_deferred(struct spool *sp);
 
 /* engine thread: completions reaped from link's CQ, oldest first */
 void spool_completions(struct spool *sp, struct link *link, const struct ibv_wc *wc, int n);

@@ -21,7 +21,6 @@
 #include "log.h"
 #include "mount.h"
 #include "pool.h"
-#include "spool.h"
 #include "workers.h"
 
 struct worker {
@@ -30,7 +29,6 @@ struct worker {
 	bool started;
 	unsigned slot;
 	int done_fd;
-	struct spool *post_later; /* post its deferred messages after the turn */
 };
 
 static __thread struct worker *self;
@@ -56,14 +54,6 @@ int workers_take_buffer(struct mount *m, const void *payload, bool nonblock, uns
 	self->slot = spare;
 	*slot = mine;
 	return 0;
-}
-
-bool workers_post_later(struct spool *sp)
-{
-	if (!self)
-		return false;
-	self->post_later = sp;
-	return true;
 }
 
 static void *worker_main(void *arg)
@@ -111,15 +101,6 @@ static void *worker_main(void *arg)
 		}
 		fuse_session_process_buf(se, &fbuf);
 		pthread_mutex_unlock(&m->turn);
-		/*
-		 * Post outside the turn: on Soft-RoCE a post runs the protocol
-		 * in the caller's system call, and the next write need not wait
-		 * for it (an async one has had its reply already).
-		 */
-		if (w->post_later) {
-			spool_post_deferred(w->post_later);
-			w->post_later = NULL;
-		}
 	}
 
 	if (w->slot != POOL_NO_SLOT) {

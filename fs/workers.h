@@ -24,15 +24,4 @@ void workers_stop(struct mount *m);
  */
 int workers_take_buffer(struct mount *m, const void *payload, bool nonblock, unsigned *slot);
 
-struct spool;
-
-/*
- * workers_post_later -- called by a request handler on a worker thread:
- * once the request is handled and the turn handed on, the worker calls
- * spool_post_deferred(sp), so that the next request is read while this
- * one's message is posted. False when not called on a worker thread (the
- * caller posts at once).
- */
-bool workers_post_later(struct spool *sp);
-
 #endif /* RPMAFS_WORKERS_H */

@@ -27,13 +27,13 @@ if [ "$mode" = quick ]; then
 	RAW_RATE_N=(2000 1000 20)  RAW_LAT_N=(300 300 10)
 	NULL_RATE_N=(2000 2000 30)  NULL_LAT_N=(500 500 20)
 	FS_RATE_N=(2000 1000 20)  FS_LAT_N=(300 300 10)
-	DD_N=20 DD4_N=8 SHELL_N=200 WARMUP=100
+	DD_N=20 DD4_N=8 SHELL_N=200 WARMUP=100 ROUNDS=1
 else
 	PT_LAT_N=(2000 2000 100)  PT_BW_N=(20000 10000 200)
 	RAW_RATE_N=(20000 10000 200)  RAW_LAT_N=(2000 2000 100)
 	NULL_RATE_N=(20000 20000 500)  NULL_LAT_N=(5000 5000 200)
 	FS_RATE_N=(20000 10000 200)  FS_LAT_N=(2000 2000 100)
-	DD_N=200 DD4_N=60 SHELL_N=1000 WARMUP=500
+	DD_N=200 DD4_N=60 SHELL_N=1000 WARMUP=500 ROUNDS=3
 fi
 WINDOW=16 # sends outstanding in the raw rate loop; rpmafs's window is slots + 2
 SLOTS=16  # rpmafs's registered message buffers (the default)
@@ -129,12 +129,12 @@ perftest() {
 			set -- $line
 			if [ "$kind" = lat ]; then
 				# t_typical (a median) and the 99th percentile, half a round trip each
-				put "perftest.lat.$size.typical_us" "$5"
-				put "perftest.lat.$size.p99_us" "$8"
+				put "${PT_PREFIX:-}perftest.lat.$size.typical_us" "$5"
+				put "${PT_PREFIX:-}perftest.lat.$size.p99_us" "$8"
 			else
 				# perftest's MB/sec is MiB/s: BW average = MsgRate x size / 2^20
-				put "perftest.bw.$size.mib_s" "$4"
-				put "perftest.bw.$size.msg_s" "$(awk -v r="$5" 'BEGIN { printf "%.1f", r * 1e6 }')"
+				put "${PT_PREFIX:-}perftest.bw.$size.mib_s" "$4"
+				put "${PT_PREFIX:-}perftest.bw.$size.msg_s" "$(awk -v r="$5" 'BEGIN { printf "%.1f", r * 1e6 }')"
 			fi
 			[ "$attempt" = 2 ] && note "perftest.$kind.$size" "measured on the second attempt (the first: $(grep -v '^ *$' "$logs/perftest-$kind-$size-1.client" | tail -1 | tr -s ' \t' ' '))"
 			return 0
@@ -230,11 +230,24 @@ for ((i = 0; i < 600; i++)); do
 done
 hz=$(getconf CLK_TCK)
 cpu_ticks() { sed 's/^.*) //' "/proc/$fs/stat" | awk '{ print $12 + $13 }'; }
-# cpu_put KEY PEER TICKS_BEFORE POSTED_BEFORE: the daemon's CPU per message since
+ticks_of() { sed 's/^.*) //' "$1" 2>/dev/null | awk '{ print $12 + $13 }'; }
+# cpu_snap: CPU ticks of the daemon, of its engine thread (completions) and
+# of r0's rpma-recv, to see where a message's CPU goes
+cpu_snap() {
+	local f e=0
+	for f in /proc/$fs/task/*; do
+		[ "$(cat "$f/comm" 2>/dev/null)" = rpmafs-engine ] && e=$(ticks_of "$f/stat")
+	done
+	echo "$(cpu_ticks) $e $(ticks_of "/proc/${recvs[0]}/stat")"
+}
+# cpu_put KEY PEER SNAP_BEFORE POSTED_BEFORE: CPU per message since
 cpu_put() {
-	local msgs=$(($(st "$2" posted) - $4)) ticks=$(($(cpu_ticks) - $3))
+	local msgs=$(($(st "$2" posted) - $4)) b=($3) a=($(cpu_snap)) i k
 	[ "$msgs" -gt 0 ] || return 0
-	put "daemon.cpu_us_per_msg.$1" "$(awk -v t="$ticks" -v hz="$hz" -v m="$msgs" 'BEGIN { printf "%.2f", t / hz / m * 1e6 }')"
+	for i in 0 1 2; do
+		k=(daemon.cpu_us_per_msg daemon.engine_cpu_us_per_msg recv.cpu_us_per_msg)
+		put "${k[$i]}.$1" "$(awk -v t="$((a[i] - b[i]))" -v hz="$hz" -v m="$msgs" 'BEGIN { printf "%.2f", t / hz / m * 1e6 }')"
+	done
 	put "daemon.cpu_msgs.$1" "$msgs"
 }
 
@@ -249,7 +262,7 @@ if [ $connected = 1 ]; then
 	wsizes=(64 4096 $MAX)
 	for i in 0 1 2; do
 		s=${wsizes[$i]}
-		c0=$(cpu_ticks) p0=$(st null posted)
+		c0=$(cpu_snap) p0=$(st null posted)
 		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/null" "$s" "${NULL_RATE_N[$i]}" 2>>"$logs/writer.log")
 		[ -n "$line" ] && put_line "null.rate.$s" "$line" msg_s mib_s count || note "null.rate.$s" "missing (see writer.log)"
 		[ "$s" = 64 ] && cpu_put null64 null "$c0" "$p0"
@@ -261,7 +274,7 @@ if [ $connected = 1 ]; then
 	step "rpmafs -> rpma-recv: async write rate, sync write latency"
 	for i in 0 1 2; do
 		s=${wsizes[$i]}
-		c0=$(cpu_ticks) p0=$(st r0 posted) snap=$(link_snap)
+		c0=$(cpu_snap) p0=$(st r0 posted) snap=$(link_snap)
 		line=$(timeout 300 bench-writer --fsync --warmup $((s > 4096 ? 16 : WARMUP)) "$mnt/r0" "$s" "${FS_RATE_N[$i]}" 2>>"$logs/writer.log")
 		if [ -n "$line" ]; then
 			put_line "rpmafs.async.$s" "$line" msg_s mib_s count
@@ -270,14 +283,14 @@ if [ $connected = 1 ]; then
 			note "rpmafs.async.$s" "missing (see writer.log)"
 		fi
 		[ "$s" = 64 ] && cpu_put async64 r0 "$c0" "$p0"
-		c0=$(cpu_ticks) p0=$(st r0 posted)
+		c0=$(cpu_snap) p0=$(st r0 posted)
 		line=$(timeout 300 bench-writer --latency --sync --warmup 20 "$mnt/r0" "$s" "${FS_LAT_N[$i]}" 2>>"$logs/writer.log")
 		[ -n "$line" ] && put_line "rpmafs.sync.$s" "$line" median_us p99_us mean_us count || note "rpmafs.sync.$s" "missing (see writer.log)"
 		[ "$s" = 64 ] && cpu_put sync64 r0 "$c0" "$p0"
 	done
 
 	# -- the same async writes with completion = on_error
-	c0=$(cpu_ticks) p0=$(st e0 posted) snap=$(link_snap)
+	c0=$(cpu_snap) p0=$(st e0 posted) snap=$(link_snap)
 	line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/e0" 64 "${FS_RATE_N[0]}" 2>>"$logs/writer.log")
 	if [ -n "$line" ]; then
 		put_line "rpmafs.async_on_error.64" "$line" msg_s mib_s count
@@ -289,7 +302,7 @@ if [ $connected = 1 ]; then
 
 	# -- throughput with dd bs=1020K (bs=1M is over the message limit: EMSGSIZE)
 	step "dd bs=1020K: one writer, then four writers on four peers"
-	c0=$(cpu_ticks) p0=$(st r0 posted) snap=$(link_snap)
+	c0=$(cpu_snap) p0=$(st r0 posted) snap=$(link_snap)
 	t0=$(now)
 	if timeout 300 dd if=/dev/zero of="$mnt/r0" bs=1020K count=$DD_N conv=fsync 2>"$logs/dd.log"; then
 		t1=$(now)
@@ -355,6 +368,35 @@ if [ $connected = 1 ]; then
 	fi
 
 	# -- the daemon, over everything above
+	# -- paired rounds for the three ratio targets: each round measures a
+	# figure and its floor back to back, so that the host's noise (seen: the
+	# same dd 18-44 MiB/s in four runs in a row) hits both alike; the
+	# report takes the median of the rounds' ratios
+	bench-rpma recv "$LAB_B" 7301 --max 4KiB --slots 64 >"$logs/raw-recv-rounds.log" 2>&1 &
+	rounds_recv=$!
+	wait_for "$logs/raw-recv-rounds.log" "listening on" 20 || note rounds "bench-rpma recv did not start"
+	for ((r = 1; r <= ROUNDS; r++)); do
+		step "paired round $r of $ROUNDS: ib_send_bw / dd, null / async rate, null + raw / sync latency"
+		PT_PREFIX="round.$r." perftest bw $MIB "${PT_BW_N[2]}"
+		t0=$(now)
+		if timeout 300 dd if=/dev/zero of="$mnt/r0" bs=1020K count=$DD_N conv=fsync \
+			2>>"$logs/dd-rounds.log"; then
+			t1=$(now)
+			put "round.$r.rpmafs.dd1020k.mib_s" "$(awk -v n=$DD_N -v t="$(minus "$t1" "$t0")" -v m=$MAX 'BEGIN { printf "%.3f", n * m / t / 1048576 }')"
+		fi
+		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/null" 64 "${NULL_RATE_N[0]}" 2>>"$logs/writer.log")
+		put_line "round.$r.null.rate.64" "$line" msg_s
+		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/r0" 64 "${FS_RATE_N[0]}" 2>>"$logs/writer.log")
+		put_line "round.$r.rpmafs.async.64" "$line" msg_s
+		line=$(timeout 300 bench-writer --latency --warmup $WARMUP "$mnt/null" 64 "${NULL_LAT_N[0]}" 2>>"$logs/writer.log")
+		put_line "round.$r.null.lat.64" "$line" median_us
+		line=$(timeout 120 bench-rpma send "$LAB_B" 7301 64 "${RAW_LAT_N[0]}" --latency --warmup 10 2>>"$logs/raw-send.log")
+		put_line "round.$r.raw.lat.64" "$line" median_us
+		line=$(timeout 300 bench-writer --latency --sync --warmup 20 "$mnt/r0" 64 "${FS_LAT_N[0]}" 2>>"$logs/writer.log")
+		put_line "round.$r.rpmafs.sync.64" "$line" median_us
+	done
+	stop "$rounds_recv"
+
 	step "daemon: peak RSS, payload copies"
 	put daemon.hwm_mib "$(awk '/^VmHWM/ { printf "%.2f", $2 / 1024 }' "/proc/$fs/status")"
 	put daemon.rss_mib "$(awk '/^VmRSS/ { printf "%.2f", $2 / 1024 }' "/proc/$fs/status")"

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifdef RPMA_HAVE_EXT
@@ -39,6 +40,13 @@
 #include "pdata.h"
 
 #define WC_BATCH 16
+/*
+ * After a connection is put in the error state, how long its completion
+ * queue must stay quiet before it is taken to hold everything that arrived
+ * (SETTLE_QUIET_MS), and how long that may take at most (SETTLE_MAX_MS).
+ */
+#define SETTLE_QUIET_MS 50
+#define SETTLE_MAX_MS 1000
 
 enum conn_state {
 	CONN_ACCEPTED, /* accepted, RPMA_CONN_ESTABLISHED not seen yet */
@@ -402,6 +410,7 @@ static void finish(struct recv_conn *c, const char *how)
 }
 
 static void drain_cq(struct recv_conn *c, unsigned budget);
+static void settle(struct recv_conn *c);
 
 /*
  * close_conn -- disconnect on our side; RPMA_CONN_CLOSED finishes it. why
@@ -419,7 +428,45 @@ static void close_conn(struct recv_conn *c, const char *why)
 	if (ret) {
 		recv_log(RECV_LOG_DEBUG, "connection %lu: disconnect: %s", c->id,
 			rpma_err_2str(ret));
-		finish(c, c->close_why);
+		/* no CLOSED event will come: what arrived is written now */
+		settle(c);
+		if (c->state != CONN_DEAD)
+			finish(c, c->close_why);
+	}
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * Write out every message that arrived before the connection stopped, the
+ * QP being in the error state (or about to be destroyed). A DEVICE_REMOVAL
+ * or a failed disconnect comes without the CM round trip that would
+ * otherwise give rxe's responder time to finish: a message it is taking in
+ * on the other CPU while the QP goes to the error state still makes its
+ * completion, and its sender has its acknowledgement. So the queue is
+ * drained until it has been quiet for SETTLE_QUIET_MS (seen in the lab
+ * without this: 2 acknowledged sync messages lost at a device removal).
+ */
+static void settle(struct recv_conn *c)
+{
+	uint64_t start = mono_ms(), quiet_since = start;
+	uint64_t seen = c->messages + c->dropped;
+
+	drain_cq(c, 0);
+	while (c->state != CONN_DEAD && mono_ms() - quiet_since < SETTLE_QUIET_MS &&
+		mono_ms() - start < SETTLE_MAX_MS) {
+		usleep(5000);
+		drain_cq(c, 0);
+		if (c->messages + c->dropped != seen) {
+			seen = c->messages + c->dropped;
+			quiet_since = mono_ms();
+		}
 	}
 }
 
@@ -432,8 +479,9 @@ static void peer_gone(struct recv_conn *c, const char *how)
 		/* moves the QP to the error state: what is left is flushed */
 		(void)rpma_conn_disconnect(c->conn);
 	}
-	drain_cq(c, 0);
-	finish(c, c->close_why);
+	settle(c);
+	if (c->state != CONN_DEAD)
+		finish(c, c->close_why);
 }
 
 static void output_failed(struct recv_conn *c, int err, uint32_t len)

@@ -42,9 +42,15 @@ def body(work):
     ended = max(t for w in ws + wa for _, _, t, _ in w.results[-1:])
     check(ended - t_dead < 5, "writers went on %.1fs after the daemon died" % (ended - t_dead))
     for w in ws + wa:
-        after = [e for _, e, t, _ in w.results if t > t_dead]
+        # started after the death: ENOTCONN. The one in flight at the kill
+        # (started before, returned after; t_dead is taken once wait()
+        # returns) fails with ECONNABORTED, or got its answer just before.
+        after = [e for _, e, t, d in w.results if t - d > t_dead]
         check(all(e == errno.ENOTCONN for e in after),
-              "writer %d: writes after the daemon died: %s" % (w.wid, set(after)))
+              "writer %d: writes started after the daemon died: %s" % (w.wid, set(after)))
+        across = [e for _, e, t, d in w.results if t > t_dead >= t - d]
+        check(len(across) <= 1 and all(e in (0, errno.ECONNABORTED, errno.ENOTCONN) for e in across),
+              "writer %d: writes in flight at the kill: %s" % (w.wid, across))
     # (stat may still answer from the kernel's cached attributes; opening cannot)
     for path, flags in ((spool.file("s"), os.O_WRONLY), (spool.file("a") + ".status", os.O_RDONLY)):
         try:

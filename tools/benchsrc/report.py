@@ -280,6 +280,11 @@ def rnr(g, prefix):
     return "RNR NAKs %s, retransmits %s" % (fmt(n, 0), fmt(r, 0))
 
 
+def cell(text):
+    """A table cell: a | in it (echo | nc) would split the row."""
+    return str(text).replace("|", "\\|")
+
+
 def write_md(path, fig, notes, meta, cks, rows):
     met = sum(1 for c in cks if c["met"])
     L = []
@@ -305,11 +310,11 @@ def write_md(path, fig, notes, meta, cks, rows):
     L.append("| figure | rpmafs | floor | ratio (key) | target | met |")
     L.append("| --- | --- | --- | --- | --- | --- |")
     for c in cks:
-        L.append("| %s | %s | %s | %s (`%s`) | %s | %s |" % (
+        L.append("| %s | %s | %s | %s (`%s`) | %s | %s |" % tuple(cell(x) for x in (
             c["what"], c["figure"], c["floor"],
             fmt(c["value"], 2 if c["key"] not in ("payload_copies",) else 3),
             c["key"], c["target"],
-            "missing" if c["met"] is None else ("yes" if c["met"] else "**no**")))
+            "missing" if c["met"] is None else ("yes" if c["met"] else "**no**"))))
     L.append("")
     L.append("Definitions:")
     L.append("")
@@ -328,7 +333,7 @@ def write_md(path, fig, notes, meta, cks, rows):
             L.append("| what | value | unit | more |")
             L.append("| --- | --- | --- | --- |")
             sec = section
-        L.append("| %s | %s | %s | %s |" % (name, fmt(value), unit, extra))
+        L.append("| %s | %s | %s | %s |" % tuple(cell(x) for x in (name, fmt(value), unit, extra)))
     L.append("")
     L.append("## How it is measured")
     L.append("")

@@ -242,10 +242,10 @@ cpu_snap() {
 }
 # cpu_put KEY PEER SNAP_BEFORE POSTED_BEFORE: CPU per message since
 cpu_put() {
-	local msgs=$(($(st "$2" posted) - $4)) b=($3) a=($(cpu_snap)) i k
+	local msgs=$(($(st "$2" posted) - $4)) b=($3) a=($(cpu_snap)) i
+	local k=(daemon.cpu_us_per_msg daemon.engine_cpu_us_per_msg recv.cpu_us_per_msg)
 	[ "$msgs" -gt 0 ] || return 0
 	for i in 0 1 2; do
-		k=(daemon.cpu_us_per_msg daemon.engine_cpu_us_per_msg recv.cpu_us_per_msg)
 		put "${k[$i]}.$1" "$(awk -v t="$((a[i] - b[i]))" -v hz="$hz" -v m="$msgs" 'BEGIN { printf "%.2f", t / hz / m * 1e6 }')"
 	done
 	put "daemon.cpu_msgs.$1" "$msgs"

@@ -435,12 +435,12 @@ static void close_conn(struct recv_conn *c, const char *why)
 	}
 }
 
-static uint64_t mono_ms(void)
+int64_t recv_now_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /*
@@ -455,17 +455,17 @@ static uint64_t mono_ms(void)
  */
 static void settle(struct recv_conn *c)
 {
-	uint64_t start = mono_ms(), quiet_since = start;
+	int64_t start = recv_now_ms(), quiet_since = start;
 	uint64_t seen = c->messages + c->dropped;
 
 	drain_cq(c, 0);
-	while (c->state != CONN_DEAD && mono_ms() - quiet_since < SETTLE_QUIET_MS &&
-		mono_ms() - start < SETTLE_MAX_MS) {
+	while (c->state != CONN_DEAD && recv_now_ms() - quiet_since < SETTLE_QUIET_MS &&
+		recv_now_ms() - start < SETTLE_MAX_MS) {
 		usleep(5000);
 		drain_cq(c, 0);
 		if (c->messages + c->dropped != seen) {
 			seen = c->messages + c->dropped;
-			quiet_since = mono_ms();
+			quiet_since = recv_now_ms();
 		}
 	}
 }

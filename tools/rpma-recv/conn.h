@@ -90,4 +90,7 @@ void recv_conn_drop_all(struct recv_server *srv, const char *why);
 /* recv_conn_reap -- free connections that have finished closing */
 void recv_conn_reap(struct recv_server *srv);
 
+/* recv_now_ms -- monotonic milliseconds (deadlines, the settling of a closing connection) */
+int64_t recv_now_ms(void);
+
 #endif /* RPMA_RECV_CONN_H */

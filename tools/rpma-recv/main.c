@@ -16,7 +16,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "conn.h"
@@ -43,14 +42,6 @@ struct loop {
 	bool stopping;
 	int64_t deadline_ms;
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /*
  * check_device -- refuse settings the device cannot take now, with the
@@ -213,7 +204,7 @@ static void on_signal(struct loop *lp)
 	while (read(lp->sigfd, &si, sizeof(si)) == sizeof(si)) {
 		if (lp->stopping) {
 			/* a second signal: stop waiting for peers */
-			lp->deadline_ms = now_ms();
+			lp->deadline_ms = recv_now_ms();
 			continue;
 		}
 		recv_log(RECV_LOG_NOTICE, "SIG%s: stopping", sigabbrev_np((int)si.ssi_signo));
@@ -231,7 +222,7 @@ static void begin_stop(struct loop *lp)
 	int fd;
 
 	lp->stopping = true;
-	lp->deadline_ms = now_ms() + SHUTDOWN_WAIT_MS;
+	lp->deadline_ms = recv_now_ms() + SHUTDOWN_WAIT_MS;
 	if (lp->ep) {
 		if (rpma_ep_get_fd(lp->ep, &fd) == 0)
 			(void)epoll_ctl(lp->srv.epfd, EPOLL_CTL_DEL, fd, NULL);
@@ -254,7 +245,7 @@ static int run(struct loop *lp)
 		if (lp->stopping) {
 			if (!srv->conns)
 				return 0;
-			if (now_ms() >= lp->deadline_ms) {
+			if (recv_now_ms() >= lp->deadline_ms) {
 				recv_conn_drop_all(srv, "no disconnect confirmation in time");
 				recv_conn_reap(srv);
 				return 0;
@@ -265,7 +256,7 @@ static int run(struct loop *lp)
 		if (srv->pending)
 			timeout = 0;
 		else if (lp->stopping)
-			timeout = (int)(lp->deadline_ms - now_ms());
+			timeout = (int)(lp->deadline_ms - recv_now_ms());
 		else
 			timeout = -1;
 

@@ -79,6 +79,8 @@ struct handle {
 	int flags;		/* open(2) flags */
 	bool sync;		/* mode = sync, or O_SYNC / O_DSYNC */
 	bool written;		/* a write was attempted through it */
+	bool empty_intent;	/* opened O_TRUNC or truncated to 0 through it */
+	bool op_failed;		/* an operation on it failed (ftruncate, fchmod, ...) */
 	bool released;
 	unsigned in_flight;	/* its messages not completed yet */
 	unsigned refs;		/* 1 for the open file + 1 per message not done */
@@ -93,6 +95,7 @@ struct spool_stats {
 	uint64_t posted, completed, failed, refused;
 	uint64_t bytes_posted, bytes_confirmed;
 	uint64_t in_flight, pending, reconnects, payload_copies;
+	uint64_t open_handles;	/* spool file descriptions open now */
 	uint64_t last_wr_id;
 	uint32_t max_message;
 	int last_wc_status;	/* -1: no failure yet */
@@ -135,6 +138,9 @@ struct spool {
 	bool gave_up;
 
 	struct spool_stats st;
+	/* the status text as last rendered (a hash) and when it last changed */
+	uint64_t status_hash;
+	struct timespec status_changed;
 	/* set when the kernel may cache attributes that a completion changes */
 	atomic_bool attr_cached;
 };

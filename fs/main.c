@@ -26,6 +26,7 @@
 #include "devices.h"
 #include "engine.h"
 #include "log.h"
+#include "memlock.h"
 #include "mount.h"
 #include "ops.h"
 #include "pool.h"
@@ -263,7 +264,9 @@ out_session:
 
 static int setup(struct mount *m, const struct options *o)
 {
-	unsigned nbuf;
+	struct memlock_plan plan;
+	unsigned nbuf, rdma_peers = 0;
+	char why[1024];
 	int ret;
 
 	m->uid = getuid();
@@ -274,6 +277,21 @@ static int setup(struct mount *m, const struct options *o)
 	m->nworkers = o->workers ? o->workers : DEFAULT_WORKERS;
 
 	/* slots buffers for messages, plus one for each worker to read into */
+	for (size_t i = 0; i < m->cfg->npeers; i++)
+		rdma_peers += m->cfg->peers[i].type != RPMAFS_PEER_NULL;
+	if (memlock_plan(m->cfg->slots, m->cfg->slots_set, RPMAFS_CFG_DEFAULT_SLOTS,
+		    RPMAFS_CFG_SLOTS_MIN, m->nworkers, FUSE_READ_SIZE, rdma_peers, &plan, why,
+		    sizeof(why))) {
+		fprintf(stderr, "rpmafs: %s\n", why);
+		return 1;
+	}
+	if (plan.sized)
+		log_notice("slots = %u: the pool of (%u slots + %u workers) x %u KiB fits in "
+			   "RLIMIT_MEMLOCK (%llu KiB, %llu KiB kept for the RDMA provider); set "
+			   "'slots' in [rpmafs] to choose",
+			plan.slots, plan.slots, m->nworkers, FUSE_READ_SIZE / 1024, plan.limit / 1024,
+			plan.reserve / 1024);
+	m->cfg->slots = plan.slots;
 	nbuf = m->cfg->slots + m->nworkers;
 	ret = pool_new(nbuf, FUSE_READ_SIZE, &m->pool);
 	if (ret) {
@@ -281,9 +299,6 @@ static int setup(struct mount *m, const struct options *o)
 			strerror(-ret));
 		return 1;
 	}
-	ret = memlock_check(pool_bytes(m->pool));
-	if (ret)
-		return 1;
 	if (devices_new(m->pool, &m->devices) || engine_new(m, &m->engine)) {
 		fprintf(stderr, "rpmafs: out of memory\n");
 		return 1;

@@ -27,6 +27,7 @@
 #include "engine.h"
 #include "log.h"
 #include "memlock.h"
+#include "notify.h"
 #include "mount.h"
 #include "ops.h"
 #include "pool.h"
@@ -202,6 +203,7 @@ static void wait_for_end(int sfd, int done_fd, struct mount *m)
 static int run(struct mount *m, struct fuse_args *args, const struct options *o)
 {
 	sigset_t stop_signals;
+	char state[PATH_MAX + 64];
 	int sfd = -1, done_fd = -1, ret = 1;
 
 	m->se = fuse_session_new(args, &rpmafs_ops, sizeof(rpmafs_ops), m);
@@ -240,8 +242,19 @@ static int run(struct mount *m, struct fuse_args *args, const struct options *o)
 	}
 	log_notice("mounted %s: %u peers, %u request buffers of %zu KiB", m->mountpoint,
 		m->nspools, pool_nslots(m->pool), pool_slot_size(m->pool) / 1024);
+	/*
+	 * Ready: the directory is mounted and every spool takes writes (a
+	 * write before its peer is up waits for it, up to send_timeout_ms).
+	 */
+	snprintf(state, sizeof(state), "READY=1\nSTATUS=mounted %s: %u peers", m->mountpoint,
+		m->nspools);
+	ret = notify_service(state);
+	if (ret)
+		log_warn("cannot tell the service manager we are ready (NOTIFY_SOCKET): %s",
+			strerror(-ret));
 
 	wait_for_end(sfd, done_fd, m);
+	notify_service("STOPPING=1");
 	workers_stop(m);
 	ret = 0;
 out_engine:

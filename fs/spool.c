@@ -602,7 +602,15 @@ uint64_t spool_tick(struct spool *sp, uint64_t now)
 			sp->connecting = true;
 			if (sp->state == SPOOL_FAILED)
 				sp->state = SPOOL_RECONNECTING;
-			link_connect_async(sp);
+			if (link_connect_async(sp)) {
+				/* the attempt could not even start: try again after the back-off */
+				sp->connecting = false;
+				set_error(sp, "cannot start a connection attempt: out of memory");
+				sp->retry_at_ms = now + sp->backoff_ms;
+				SOONEST(sp->retry_at_ms);
+				sp->backoff_ms = sp->backoff_ms * 2 > BACKOFF_CAP_MS ?
+					BACKOFF_CAP_MS : sp->backoff_ms * 2;
+			}
 		} else {
 			SOONEST(sp->retry_at_ms);
 		}

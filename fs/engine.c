@@ -15,6 +15,7 @@
 
 #include <librpma.h>
 
+#include "clock.h"
 #include "engine.h"
 #include "link.h"
 #include "log.h"

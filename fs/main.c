@@ -23,6 +23,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "devices.h"
 #include "engine.h"
 #include "log.h"
@@ -124,27 +125,6 @@ static void usage(const char *prog)
 	       "    -h, --help           this text\n"
 	       "    -V, --version        the version\n",
 		prog, prog, DEFAULT_WORKERS);
-}
-
-uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-uint64_t now_ms_coarse(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-void now_coarse(struct timespec *ts)
-{
-	clock_gettime(CLOCK_REALTIME_COARSE, ts);
 }
 
 /* wait for queued and in-flight messages, as long as send_timeout allows */

@@ -60,20 +60,6 @@ struct mount {
 	atomic_bool stopping;
 };
 
-/* monotonic milliseconds */
-uint64_t now_ms(void);
-
-/*
- * now_ms_coarse -- monotonic milliseconds as of the last clock tick (up to
- * one tick behind, 4 ms at HZ=250), and now_coarse -- the same for the
- * wall clock. For the per-message clock readings: the coarse clocks are
- * always answered in the vDSO, while the precise ones make a system call
- * where the clock source cannot be read from user space (in the lab VM, 3
- * of them per message). File timestamps in the kernel are tick-coarse too.
- */
-uint64_t now_ms_coarse(void);
-void now_coarse(struct timespec *ts);
-
 /* ino helpers: 1 is the root, then two inodes per spool */
 static inline fuse_ino_t spool_ino(unsigned index)
 {

@@ -16,6 +16,7 @@
 
 #include <librpma.h>
 
+#include "clock.h"
 #include "engine.h"
 #include "link.h"
 #include "log.h"

@@ -17,9 +17,6 @@ static uint64_t Now = 1000;
 static unsigned Connects;
 static int Connect_ret;
 
-uint64_t now_ms(void) { return Now; }
-uint64_t now_ms_coarse(void) { return Now; }
-void now_coarse(struct timespec *ts) { ts->tv_sec = (time_t)(Now / 1000); ts->tv_nsec = 0; }
 void engine_arm(struct engine *e, uint64_t at) { (void)e; (void)at; }
 void engine_kick(struct engine *e) { (void)e; }
 void engine_bury(struct engine *e, struct link *l) { (void)e; (void)l; }

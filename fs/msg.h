@@ -10,9 +10,56 @@
 #ifndef RPMAFS_MSG_H
 #define RPMAFS_MSG_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
-#include "spool.h"
+#define FUSE_USE_VERSION 34
+#include <fuse_lowlevel.h>
+
+struct handle;
+struct msg;
+
+enum msg_kind {
+	MSG_DATA,  /* a write's payload, in a pool slot */
+	MSG_EMPTY, /* a 0-byte message: rpma_send(conn, NULL, 0, 0, ...) */
+	MSG_FENCE, /* a 0-byte RDMA WRITE posted signaled after unsignaled sends */
+};
+
+/* a FUSE reply owed, sent after sp->lock is released */
+struct reply {
+	struct reply *next;
+	fuse_req_t req;
+	bool write;	/* fuse_reply_write(req, size), else fuse_reply_err(req, err) */
+	size_t size;
+	int err;
+	struct msg *msg; /* the message it is part of; NULL: allocated alone */
+};
+
+struct msg {
+	struct msg *next;
+	enum msg_kind kind;
+	struct handle *fh;	/* the handle it was written through (NULL: fence) */
+	fuse_req_t req;		/* owed a reply: at post (async) or at the end (sync) */
+	size_t write_size;	/* what the reply to req says was written */
+	bool sync;		/* reply at completion, signaled */
+	bool signaled;
+	unsigned slot;		/* pool slot holding the payload, or POOL_NO_SLOT */
+	size_t offset;		/* payload offset from the pool's base */
+	uint32_t len;
+	uint64_t seq;		/* the work request id (wr_id): 1, 2, 3, ... per spool */
+	uint64_t deadline_ms;	/* while pending: fail with ENOTCONN after this */
+	uint64_t posted_ms;	/* when it was posted (monotonic) */
+	struct reply reply;	/* the reply it owes, once collected */
+	atomic_uint holds;	/* the spool's, and its reply's until sent */
+};
+
+struct msgq {
+	struct msg *head, *tail;
+	unsigned count;
+};
+
 
 void msgq_push(struct msgq *q, struct msg *msg);
 struct msg *msgq_pop(struct msgq *q);

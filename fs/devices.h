@@ -37,7 +37,7 @@ int devices_get(struct devices *devs, const char *address, struct device **dev, 
 
 /*
  * memlock_explain -- after a failed registration of bytes: say what
- * RLIMIT_MEMLOCK allows and how to raise it (SPEC 4.5).
+ * RLIMIT_MEMLOCK allows and how to raise it (docs/design.md §4.5).
  */
 void memlock_explain(size_t bytes, char *why, size_t whylen);
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
 """An ordinary user whose RLIMIT_MEMLOCK is too small for the registered
-pool (SPEC 4.5) gets the figures and the remedies, not a bare errno, and
+pool (docs/design.md §4.5) gets the figures and the remedies, not a bare errno, and
 nothing is mounted."""
 import os
 import resource

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""stat is fresh on every call (SPEC 4.3): the spool's attributes are cached
+"""stat is fresh on every call (docs/design.md §4.3): the spool's attributes are cached
 by the kernel for a long time, so a completion that arrives after a stat
 must invalidate them. Here completions are held back (the receiver is
 stopped, so the sends wait for receives) while we stat, then let go."""

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Mounting the way /etc/fstab does (SPEC: mount.fuse3 passes the config as
+"""Mounting the way /etc/fstab does (docs/design.md: mount.fuse3 passes the config as
 the source): mount -t fuse 'PROGRAM#CONFIG' MNT -o OPTIONS runs
 `rpmafs CONFIG MNT -o OPTIONS`; umount ends the daemon after it drained."""
 import sys

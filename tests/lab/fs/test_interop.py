@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Interop (SPEC 3, 5): a plain receiver written against Debian's librpma,
+"""Interop (docs/design.md §3, §5): a plain receiver written against Debian's librpma,
 which sends no private data, gets the spool's messages, 0-byte included;
 the spool falls back to its configured message limit."""
 import sys

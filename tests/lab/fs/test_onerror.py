@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""completion = on_error (SPEC 4.2): async sends go unsignaled; a signaled
+"""completion = on_error (docs/design.md §4.2): async sends go unsignaled; a signaled
 send now and then and a 0-byte RDMA WRITE fence when the spool goes quiet
 confirm them, so the figures still settle and fsync still waits. An idle
 mount uses no CPU (the completion thread sleeps in epoll)."""

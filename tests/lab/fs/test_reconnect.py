@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""A receiver killed and restarted mid-stream (SPEC 4.2): the spool
+"""A receiver killed and restarted mid-stream (docs/design.md §4.2): the spool
 reconnects; every message is either confirmed or counted failed, none is
 unaccounted, none arrives twice, none arrives that no write sent."""
 import sys

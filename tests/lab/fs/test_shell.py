@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Messages sent from the shell arrive intact, one per write(2), in order,
 0-byte ones included; stat, the status file and the xattrs agree with what
-rpma-recv counted (SPEC 4.1, 4.3)."""
+rpma-recv counted (docs/design.md §4.1, §4.3)."""
 import sys
 
 from fslab import *

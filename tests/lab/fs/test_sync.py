@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Completions (SPEC 4.2): a sync write returns after its completion and
+"""Completions (docs/design.md §4.2): a sync write returns after its completion and
 fails with EIO once the receiver is gone; O_SYNC makes an async spool
 sync for that file; fsync (dd conv=fsync) waits for the handle's messages;
 writes while disconnected fail with ENOTCONN after send_timeout_ms."""

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Unmounting with writers blocked on a dead peer does not hang (SPEC 4.2,
+"""Unmounting with writers blocked on a dead peer does not hang (docs/design.md §4.2,
 rpmafs(8)): fusermount3 -u refuses at once (the files are open), SIGTERM
 makes rpmafs give up on what cannot complete and exit, and the blocked
 writers get an error instead of waiting forever. Then a fresh mount works."""

@@ -359,6 +359,14 @@ void fake_free_all(void)
 	pthread_mutex_unlock(&Lock);
 }
 
+/* fake_cm_auto_answer(): what rdma_connect() makes the "remote side" answer */
+static struct {
+	bool on;
+	enum rdma_cm_event_type type;
+	uint8_t pdata[FAKE_CONNECT_PDATA_MAX];
+	uint8_t len;
+} Auto_establish;
+
 void fake_reset(void)
 {
 	fake_free_all();
@@ -369,6 +377,7 @@ void fake_reset(void)
 	Violations = 0;
 	Last_violation[0] = '\0';
 	memset(&Last_connect, 0, sizeof(Last_connect));
+	memset(&Auto_establish, 0, sizeof(Auto_establish));
 	memset(&Last_accept, 0, sizeof(Last_accept));
 	memset(&Last_modify_qp, 0, sizeof(Last_modify_qp));
 	Last_resolve_addr_timeout = Last_resolve_route_timeout = -1;
@@ -1465,8 +1474,22 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		errno = EINVAL;
 		return -1;
 	}
+	if (Auto_establish.on && id->channel != NULL && fevch_by_fd(id->channel->fd) != NULL)
+		push_event_locked(fevch_by_fd(id->channel->fd), id, NULL, Auto_establish.type, 0,
+			Auto_establish.pdata, Auto_establish.len);
 	pthread_mutex_unlock(&Lock);
 	return 0;
+}
+
+void fake_cm_auto_answer(bool on, enum rdma_cm_event_type type, const void *pdata, uint8_t len)
+{
+	pthread_mutex_lock(&Lock);
+	Auto_establish.on = on;
+	Auto_establish.type = type;
+	Auto_establish.len = len > sizeof(Auto_establish.pdata) ? sizeof(Auto_establish.pdata) : len;
+	if (pdata != NULL)
+		memcpy(Auto_establish.pdata, pdata, Auto_establish.len);
+	pthread_mutex_unlock(&Lock);
 }
 
 int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)

@@ -193,6 +193,14 @@ void fake_cm_push_event(int evch_fd, struct rdma_cm_id *id, enum rdma_cm_event_t
 struct rdma_cm_id *fake_cm_push_connect_request(int ep_fd, const void *pdata, uint8_t pdata_len);
 struct rdma_cm_id *fake_cm_push_connect_request_from(
 	int ep_fd, const struct sockaddr *peer, const void *pdata, uint8_t pdata_len);
+/*
+ * fake_cm_auto_answer -- from now on, every successful rdma_connect() pushes an event of type
+ * (RDMA_CM_EVENT_ESTABLISHED, _REJECTED, ...) with a copy of pdata on the connecting ID's
+ * channel, as the remote side would answer (for code that connects in a thread of its own).
+ * Off after fake_reset().
+ */
+void fake_cm_auto_answer(bool on, enum rdma_cm_event_type type, const void *pdata, uint8_t len);
+
 /* the CM ID whose events arrive on evch_fd (the first one, in creation order) */
 struct rdma_cm_id *fake_cm_id_by_channel_fd(int evch_fd);
 

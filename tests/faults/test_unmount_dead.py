@@ -26,10 +26,13 @@ def body(work):
     ws = [Writer(spool, "s", i, 10**7, (64, 1000), pause=0.001, stop=stop) for i in range(4)]
     for w in ws:
         w.start()
-    wait_until(lambda: all(len(w.ok()) > 50 for w in ws), 120, "50 messages from every writer")
+    wait_until(lambda: all(len(w.ok()) > 50 for w in ws), SAFETY_S, "50 messages from every writer")
     try:
         net.link_down()
-        time.sleep(0.5)
+        # every writer has a write outstanding on the dead link (a sync
+        # writer has one at a time): the state the unmount is tested in
+        wait_until(lambda: (lambda s: s["in_flight"] + s["pending"] == len(ws))(spool.status("s")),
+                   SAFETY_S, "every writer to have a write outstanding")
         r = subprocess.run(["fusermount3", "-u", spool.mnt], capture_output=True, text=True)
         check(r.returncode != 0, "fusermount3 -u succeeded with files open")
         r = subprocess.run(["fusermount3", "-uz", spool.mnt], capture_output=True, text=True)
@@ -40,7 +43,7 @@ def body(work):
         wait_until(lambda: all(any(e for _, e, t, _ in w.results if t > t_uz) for w in ws), T_MS / 1000 + 10,
                    "the blocked writes to fail")
         stop.set()
-        wait_writers(ws, 10)
+        wait_writers(ws)
         rc = spool.proc.wait(T_MS / 1000 + 15)
     finally:
         net.link_up()

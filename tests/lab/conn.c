@@ -39,10 +39,10 @@ static void receiver(void *arg)
 
 	(void)arg;
 	lab_ready();
-	req = lab_next_req(ep, NULL, 10000);
+	req = lab_next_req(ep, NULL, LAB_SAFETY_MS);
 	conn = lab_accept(&req);
 	printf("receiver: ESTABLISHED\n");
-	lab_closed(&conn, 10000);
+	lab_closed(&conn, LAB_SAFETY_MS);
 	printf("receiver: CLOSED\n");
 	CHECK_RPMA(rpma_ep_shutdown(&ep));
 	CHECK_RPMA(rpma_peer_delete(&peer));
@@ -68,7 +68,7 @@ int main(void)
 	printf("sender: ESTABLISHED, qp %u\n", qp_num);
 	lab_close(&conn);
 	printf("sender: CLOSED\n");
-	lab_reap(pid, 10000);
+	lab_reap(pid, LAB_SAFETY_MS);
 	CHECK_RPMA(rpma_peer_delete(&peer));
 
 	CHECK(counter(env.dev_a, "sent_pkts") > sent_a, "%s sent no packet", env.dev_a);

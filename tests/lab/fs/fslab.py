@@ -53,14 +53,15 @@ def check(cond, msg):
 
 
 def wait_until(pred, seconds, what):
-    """Poll pred until it is true; fail after seconds (a safety net: pass SAFETY_S)."""
+    """Poll pred until it is true; fail after seconds (a safety net: pass
+    SAFETY_S). what may be a function, called for the failure's message."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         value = pred()
         if value:
             return value
         time.sleep(0.05)
-    fail("timed out after %ss waiting for %s" % (seconds, what))
+    fail("timed out after %ss waiting for %s" % (seconds, what() if callable(what) else what))
 
 
 class Work:

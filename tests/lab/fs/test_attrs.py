@@ -20,10 +20,12 @@ def body(work):
     check(os.stat(path).st_size == 1, "stat after the first message")
 
     recv.proc.send_signal(signal.SIGSTOP)
-    # the stopped receiver's kernel takes in at most its 2 posted receives:
-    # at least 4 of these 6 stay in flight until it resumes
+    # the stopped receiver's kernel takes in at most its 2 posted receives
+    # (1 if it had not posted the first one again): of these 3, at least
+    # one stays in flight until it resumes, and no write waits for the
+    # window (the receiver's 2 credits)
     fd = os.open(path, os.O_WRONLY)
-    for i in range(6):
+    for i in range(3):
         os.write(fd, b"%02d" % i)
     os.close(fd)
     wait_until(lambda: spool.status("alpha")["in_flight"] > 0, SAFETY_S, "a message held back")

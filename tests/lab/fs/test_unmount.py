@@ -29,14 +29,18 @@ def body(work):
     for t in threads:
         t.start()
 
-    def all_in():
-        """Every write reached the spool, and each one that completed has
-        returned to its writer: those alive now stay blocked."""
+    seen = []
+
+    def stuck():
+        """The window (the receiver's 2 credits) is full of sends that
+        cannot complete, and each write that completed has returned to its
+        writer: the writers alive now stay blocked."""
         s = spool.status("alpha")
         done = sum(1 for t in threads if not t.is_alive())
-        return s["posted"] + s["pending"] == 1 + len(threads) and done == s["completed"] + s["failed"] - 1
+        seen[:] = [s, done]
+        return s["in_flight"] == 2 and done == s["completed"] + s["failed"] - 1
 
-    wait_until(all_in, SAFETY_S, "the writers to be in the spool")
+    wait_until(stuck, SAFETY_S, lambda: "the window to fill (status, writers done): %s" % seen)
     # the receives still posted (one or two) take some of them; the others wait
     blocked = [k for k, t in enumerate(threads) if t.is_alive()]
     check(len(blocked) >= 2, "only %d writers blocked: the test proves little" % len(blocked))

@@ -265,7 +265,8 @@ pid_t lab_fork(void (*fn)(void *arg), void *arg)
 	}
 	close(fds[1]);
 	child_pid = pid;
-	CHECK(wait_fd(fds[0], lab_now() + 30), "the receiver was not ready in 30 s");
+	CHECK(wait_fd(fds[0], lab_now() + LAB_SAFETY_MS / 1000.0),
+		"the receiver was not ready in %d s", LAB_SAFETY_MS / 1000);
 	CHECK(read(fds[0], &c, 1) == 1, "the receiver died before it was ready");
 	close(fds[0]);
 	return pid;

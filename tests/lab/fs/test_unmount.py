@@ -10,6 +10,19 @@ import threading
 from fslab import *
 
 
+SYS_WRITE = {"x86_64": 1, "aarch64": 64}.get(os.uname().machine)
+
+
+def in_write(t):
+    """Whether thread t is blocked in write(2): the first field of
+    /proc/self/task/TID/syscall is the number of the call it sleeps in."""
+    try:
+        with open("/proc/self/task/%d/syscall" % t.native_id) as f:
+            return f.read().split()[0] == str(SYS_WRITE)
+    except (OSError, IndexError):
+        return False
+
+
 def body(work):
     _, b = need_lab()
     # few receives posted: once they are used up the stopped receiver
@@ -32,15 +45,16 @@ def body(work):
     seen = []
 
     def stuck():
-        """The window (the receiver's 2 credits) is full of sends that
-        cannot complete, and each write that completed has returned to its
-        writer: the writers alive now stay blocked."""
+        """A send is held by the stopped receiver, each write that
+        completed has returned to its writer, and every writer still alive
+        is inside write(2): they stay blocked."""
         s = spool.status("alpha")
-        done = sum(1 for t in threads if not t.is_alive())
-        seen[:] = [s, done]
-        return s["in_flight"] == 2 and done == s["completed"] + s["failed"] - 1
+        alive = [t for t in threads if t.is_alive()]
+        seen[:] = [s, len(threads) - len(alive), [in_write(t) for t in alive]]
+        return (s["in_flight"] >= 1 and len(threads) - len(alive) == s["completed"] + s["failed"] - 1
+                and all(in_write(t) for t in alive))
 
-    wait_until(stuck, SAFETY_S, lambda: "the window to fill (status, writers done): %s" % seen)
+    wait_until(stuck, SAFETY_S, lambda: "the writers to block (status, writers done, in write): %s" % seen)
     # the receives still posted (one or two) take some of them; the others wait
     blocked = [k for k, t in enumerate(threads) if t.is_alive()]
     check(len(blocked) >= 2, "only %d writers blocked: the test proves little" % len(blocked))

@@ -29,10 +29,20 @@ def body(work):
     wait_until(lambda: all(len(w.ok()) > 50 for w in ws), SAFETY_S, "50 messages from every writer")
     try:
         net.link_down()
-        # every writer has a write outstanding on the dead link (a sync
-        # writer has one at a time): the state the unmount is tested in
-        wait_until(lambda: (lambda s: s["in_flight"] + s["pending"] == len(ws))(spool.status("s")),
-                   SAFETY_S, "every writer to have a write outstanding")
+        # every writer blocked in its sync write on the dead link (until the
+        # in-flight timeout, T_MS): the state the unmount is tested in. Each
+        # one sleeps in write(2) and has finished no write since the last
+        # look (on a live link a writer finishes dozens between two looks).
+        # Only /proc is read: a status read would be a FUSE request.
+        last = [None]
+
+        def blocked():
+            now = [len(w.results) if in_write(w) else None for w in ws]
+            frozen = None not in now and now == last[0]
+            last[0] = now
+            return frozen
+
+        wait_until(blocked, SAFETY_S, lambda: "every writer to block in write(2): %s" % last[0])
         r = subprocess.run(["fusermount3", "-u", spool.mnt], capture_output=True, text=True)
         check(r.returncode != 0, "fusermount3 -u succeeded with files open")
         r = subprocess.run(["fusermount3", "-uz", spool.mnt], capture_output=True, text=True)

@@ -64,6 +64,21 @@ def wait_until(pred, seconds, what):
     fail("timed out after %ss waiting for %s" % (seconds, what() if callable(what) else what))
 
 
+SYS_WRITE = {"x86_64": 1, "aarch64": 64}.get(os.uname().machine)
+
+
+def in_write(thread):
+    """Whether thread (a threading.Thread) sleeps in write(2): the first
+    field of /proc/self/task/TID/syscall is the number of the system call
+    a blocked thread is in ("running" otherwise). The event a test waits
+    for when writers must be blocked, instead of sleeping and hoping."""
+    try:
+        with open("/proc/self/task/%d/syscall" % thread.native_id) as f:
+            return f.read().split()[0] == str(SYS_WRITE)
+    except (OSError, IndexError):
+        return False
+
+
 class Work:
     """A scratch directory, removed at the end unless the test failed."""
 
@@ -269,5 +284,5 @@ def run(name, body):
     return 0
 
 
-__all__ = ["need_lab", "need_fuse", "check", "fail", "wait_until", "SAFETY_S", "Receiver", "Spool", "run", "next_port",
+__all__ = ["need_lab", "need_fuse", "check", "fail", "wait_until", "SAFETY_S", "in_write", "Receiver", "Spool", "run", "next_port",
            "errno", "os", "signal", "subprocess", "time", "SKIP"]

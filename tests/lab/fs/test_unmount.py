@@ -10,19 +10,6 @@ import threading
 from fslab import *
 
 
-SYS_WRITE = {"x86_64": 1, "aarch64": 64}.get(os.uname().machine)
-
-
-def in_write(t):
-    """Whether thread t is blocked in write(2): the first field of
-    /proc/self/task/TID/syscall is the number of the call it sleeps in."""
-    try:
-        with open("/proc/self/task/%d/syscall" % t.native_id) as f:
-            return f.read().split()[0] == str(SYS_WRITE)
-    except (OSError, IndexError):
-        return False
-
-
 def body(work):
     _, b = need_lab()
     # few receives posted: once they are used up the stopped receiver

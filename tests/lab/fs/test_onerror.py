@@ -23,7 +23,7 @@ def body(work):
     check(spool.status("alpha")["completion"] == "on_error", "completion is not on_error")
 
     spool.sh("for i in $(seq 1 %d); do echo m$i; done > alpha" % N)
-    st = spool.settled("alpha", 10)
+    st = spool.settled("alpha")
     check(st["posted"] == N and st["completed"] == N and st["failed"] == 0,
           "after %d unsignaled-mostly sends: %s" % (N, st))
     check(st["bytes_confirmed"] == sum(len("m%d\n" % i) for i in range(1, N + 1)),

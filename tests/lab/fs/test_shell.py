@@ -47,7 +47,7 @@ def body(work):
         expected = [m for p, _, ms in steps if p == peer for m in ms]
         n, nbytes = len(expected), sum(len(m) for m in expected)
         spool.settled(peer)
-        wait_until(lambda: len(recv[peer].messages()) >= n, 10, "%s's messages to arrive" % peer)
+        wait_until(lambda: len(recv[peer].messages()) >= n, SAFETY_S, "%s's messages to arrive" % peer)
         got = recv[peer].messages()
         check(got == expected, "%s: received %d messages, expected %d, in this order:\n%r\n%r" %
               (peer, len(got), n, got, expected))

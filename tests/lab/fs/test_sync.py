@@ -58,7 +58,7 @@ def body(work):
 
     # async writes while disconnected: ENOTCONN after send_timeout_ms
     r_async.stop(signal.SIGKILL)
-    spool.wait_state("a", "reconnecting", 10)
+    spool.wait_state("a", "reconnecting")
     t0 = time.monotonic()
     e = spool.write("a", b"nobody")
     took = time.monotonic() - t0
@@ -69,7 +69,7 @@ def body(work):
 
     # the receiver returns: the spool reconnects, writes flow again
     r_sync.start()
-    spool.wait_state("s", "connected", 20)
+    spool.wait_state("s", "connected")
     check(spool.write("s", b"back") == 0, "sync write after reconnection failed")
     st = spool.status("s")
     check(st["reconnects"] >= 1, "reconnects %s" % st["reconnects"])

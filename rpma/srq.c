@@ -51,6 +51,12 @@ int rpma_srq_new(struct rpma_peer *peer, const struct rpma_srq_cfg *cfg, struct 
 
 	srq->rcq = NULL;
 	if (rcqe > 0) {
+		/* every posted receive may complete before the first is reaped */
+		if ((uint32_t)rcqe < rq_size)
+			RPMA_LOG_WARNING(
+				"the SRQ's receive CQ (%d) is smaller than the SRQ (%u): it "
+				"overruns when more receives complete before rpma_cq_get_wc()",
+				rcqe, (unsigned)rq_size);
 		ret = rpma_cq_new(srq->ibv_srq->context, rcqe, NULL, &srq->rcq);
 		if (ret)
 			goto err_destroy_srq;

@@ -10,7 +10,10 @@
 
 #include "srq_cfg.h"
 
-/* librpma 1.3's defaults (rpma_srq_cfg_new(3)) */
+/*
+ * librpma 1.3's defaults as its manual gives them (rpma_srq_cfg_new(3)); its code has used 20
+ * since 1.2 (Debian's 1.2.0 hands out 20/20). The manual's are never smaller.
+ */
 #define DEFAULT_SRQ_RQ_SIZE 100
 #define DEFAULT_SRQ_RCQ_SIZE 100
 

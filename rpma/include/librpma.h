@@ -695,8 +695,10 @@ struct rpma_srq_cfg;
 /*
  * rpma_srq_cfg_new -- create a shared receive queue configuration with the default values
  *
- * Defaults (librpma's): rq_size 100, rcq_size 100 (so rpma_srq_new() makes a receive CQ of its
- * own). Getters and setters may be called from several threads.
+ * Defaults, as librpma 1.3's manual gives them: rq_size 100, rcq_size 100 (so rpma_srq_new()
+ * makes a receive CQ of its own). (librpma's code has used 20 and 20 since 1.2, its manual
+ * still says 100; a program that sizes both explicitly behaves the same with either.) Getters
+ * and setters may be called from several threads.
  *
  * Returns 0 and stores the object in *cfg_ptr, or:
  * - RPMA_E_INVAL: cfg_ptr is NULL;
@@ -756,6 +758,8 @@ int rpma_srq_cfg_get_rcq_size(const struct rpma_srq_cfg *cfg, uint32_t *rcq_size
  *
  * Creates the SRQ (rq_size receives of one scatter/gather element each) and, when rcq_size > 0,
  * a receive CQ with its own completion channel, armed from the start like a connection's CQs.
+ * A receive CQ smaller than the SRQ can overrun (every posted receive may complete before one
+ * is reaped): beyond librpma, that is logged as a warning.
  * cfg == NULL means the defaults of rpma_srq_cfg_new(); cfg is read here and not kept.
  * Connections use the SRQ through rpma_conn_cfg_set_srq().
  *

@@ -14,6 +14,7 @@
 #include <librpma.h>
 #include <stdlib.h>
 #include <stdio.h>
+#include <poll.h>
 #include <time.h>
 
 #include "common-conn.h"
@@ -22,6 +23,7 @@
 #define CONNS_MAX 16
 #define WC_BATCH 16
 #define RNR_DEADLINE_S 30
+#define IDLE_DEADLINE_MS 60000
 
 struct conn_state {
 	struct rpma_conn *conn;
@@ -197,7 +199,18 @@ int main(int argc, char *argv[])
 
 	uint32_t free_slots[1024];
 	uint32_t n_free = 0;
+	struct pollfd pfd = {.events = POLLIN};
+	if ((ret = rpma_cq_get_fd(rcq, &pfd.fd)))
+		goto out_conns;
 	while (received < expected) {
+		/* a deadline, so that a stuck exchange fails saying where it stood */
+		if (poll(&pfd, 1, IDLE_DEADLINE_MS) != 1) {
+			fprintf(stderr,
+				"no completion within %d ms: %" PRIu64 " of %" PRIu64 " received\n",
+				IDLE_DEADLINE_MS, received, expected);
+			ret = -1;
+			goto out_conns;
+		}
 		if ((ret = rpma_cq_wait(rcq)))
 			goto out_conns;
 		for (;;) {

@@ -142,6 +142,30 @@ static void test_huge_receive_cq_size_is_clipped_to_int_max(void **state)
 	assert_int_equal(rpma_peer_delete(&peer), 0);
 }
 
+/* beyond librpma: a receive CQ smaller than the SRQ can overrun, and the log says so */
+static void test_small_receive_cq_is_warned_about(void **state)
+{
+	(void)state;
+	struct rpma_peer *peer = fx_peer();
+	(void)rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_DEBUG);
+
+	struct rpma_srq *srq = new_srq(peer, 10, 5);
+	assert_true(log_has("receive CQ (5) is smaller than the SRQ (10)", NULL));
+	assert_int_equal(log_last_level(), RPMA_LOG_LEVEL_WARNING);
+	assert_non_null(rcq_of(srq)); /* made all the same */
+	assert_int_equal(rpma_srq_delete(&srq), 0);
+
+	/* as large, larger, or none at all: nothing to say */
+	const uint32_t rcq_sizes[] = {10, 11, 0};
+	for (size_t i = 0; i < sizeof(rcq_sizes) / sizeof(rcq_sizes[0]); i++) {
+		log_clear();
+		srq = new_srq(peer, 10, rcq_sizes[i]);
+		assert_false(log_has("smaller than the SRQ", NULL));
+		assert_int_equal(rpma_srq_delete(&srq), 0);
+	}
+	assert_int_equal(rpma_peer_delete(&peer), 0);
+}
+
 /* sizes the device cannot make are the provider's to refuse, and the log says what was asked */
 static void test_sizes_the_provider_refuses(void **state)
 {
@@ -539,6 +563,7 @@ int main(void)
 		rpma_unit_test(test_new_follows_the_configuration),
 		rpma_unit_test(test_new_without_receive_cq),
 		rpma_unit_test(test_huge_receive_cq_size_is_clipped_to_int_max),
+		rpma_unit_test(test_small_receive_cq_is_warned_about),
 		rpma_unit_test(test_sizes_the_provider_refuses),
 		rpma_unit_test(test_new_provider_failures_release_everything),
 		rpma_unit_test(test_new_out_of_memory),

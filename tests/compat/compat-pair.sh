@@ -36,9 +36,13 @@ fail() {
 	for f in "$out"/*; do
 		[ -s "$f" ] && { echo "--- $(basename "$f")" >&2; cat "$f" >&2; }
 	done
-	kill $spid 2>/dev/null
+	kill $spid $pids 2>/dev/null
 	exit 1
 }
+pids=
+
+# meson's timeout: say what everyone had printed so far
+trap 'fail "killed (timeout?)"' TERM INT
 
 # shellcheck disable=SC2086 # the arguments are words
 "$server" "$LAB_B" "$port" $sargs >"$out/server.out" 2>"$out/server.err" &

@@ -48,8 +48,12 @@ trap 'fail "killed (timeout?)"' TERM INT
 "$server" "$LAB_B" "$port" $sargs >"$out/server.out" 2>"$out/server.err" &
 spid=$!
 i=0
+# alive PID -- running, not a zombie (kill -0 succeeds on a zombie)
+alive() {
+	[ -r "/proc/$1/stat" ] && [ "$(cut -d' ' -f3 "/proc/$1/stat")" != Z ]
+}
 until grep -q "^listening on $LAB_B:$port\$" "$out/server.out"; do
-	kill -0 $spid 2>/dev/null || fail "$(basename "$server") exited before listening"
+	alive $spid || fail "$(basename "$server") exited before listening"
 	[ $i -lt 600 ] || fail "$(basename "$server") did not listen within 60 s"
 	i=$((i + 1))
 	sleep 0.1

@@ -4,7 +4,7 @@
  *
  * fan-in --connect ADDR[:PORT] --conns K [--count M] [--sizes LIST]
  *        [--base-id B] [--window W] [--batch N] [--wait-stdin] [--churn]
- *        [--seconds S] [--quiet]
+ *        [--seconds S | --until-stdin] [--quiet]
  *
  * Opens K connections to one receiver (no private data: plain librpma
  * senders, built against the system's librpma), then sends M messages on
@@ -19,9 +19,11 @@
  *                 receiver in between
  *   --churn       K connect/send/disconnect cycles, one connection at a
  *                 time (a fresh id each), instead of K at once
- *   --seconds S   a flood: one round of sends goes on (M is ignored) until S
- *                 seconds passed; the count each connection completed is
- *                 printed as "fan-in: sender ID sent N"
+ *   --seconds S   a flood: every connection sends (M is ignored) as fast as
+ *                 its window allows until S seconds passed; the count each
+ *                 connection completed is printed as "fan-in: sender ID
+ *                 sent N"
+ *   --until-stdin the same flood, until a line (or EOF) on stdin
  *   --batch N     connection requests in flight at once (default 16)
  *
  * Exit status: 0 every message completed; 1 error; 4 a connection ended
@@ -70,7 +72,7 @@ struct fan {
 	unsigned window;
 	unsigned batch;
 	unsigned seconds;
-	bool wait_stdin, churn, quiet;
+	bool wait_stdin, until_stdin, churn, quiet;
 
 	struct rpma_peer *peer;
 	struct rpma_conn_cfg *cfg;
@@ -106,6 +108,7 @@ static int parse_args(int argc, char *argv[], struct fan *f)
 		{"batch", required_argument, NULL, 'B'},
 		{"seconds", required_argument, NULL, 'S'},
 		{"wait-stdin", no_argument, NULL, 'W'},
+		{"until-stdin", no_argument, NULL, 'U'},
 		{"churn", no_argument, NULL, 'C'},
 		{"quiet", no_argument, NULL, 'q'},
 		{NULL, 0, NULL, 0},
@@ -156,6 +159,9 @@ static int parse_args(int argc, char *argv[], struct fan *f)
 		case 'W':
 			f->wait_stdin = true;
 			break;
+		case 'U':
+			f->until_stdin = true;
+			break;
 		case 'C':
 			f->churn = true;
 			break;
@@ -168,6 +174,8 @@ static int parse_args(int argc, char *argv[], struct fan *f)
 	}
 	if (!f->addr[0])
 		return usage("--connect ADDR[:PORT] is required", NULL);
+	if (f->wait_stdin && f->until_stdin)
+		return usage("--wait-stdin and --until-stdin both read stdin", NULL);
 	if (f->conns == 0 || f->window == 0 || f->batch == 0)
 		return usage("--conns, --window and --batch must be at least 1", NULL);
 	for (int i = 0; i < f->nsizes; i++) {
@@ -324,10 +332,18 @@ static int connect_range(struct fan *f, unsigned first, unsigned n)
 	return 0;
 }
 
+#define STDIN_EVENT UINT64_MAX
+
+/* flood -- whether sending goes on until told (time or stdin), not to a count */
+static bool flood(const struct fan *f)
+{
+	return f->seconds || f->until_stdin;
+}
+
 /* post -- send the connection's next messages while its window has room */
 static int post(struct fan *f, struct fconn *c, unsigned index, bool more)
 {
-	while (more && c->sent - c->completed < f->window && (f->seconds || c->sent < f->count)) {
+	while (more && c->sent - c->completed < f->window && (flood(f) || c->sent < f->count)) {
 		uint64_t seq = c->sent;
 		size_t len = f->sizes[seq % (uint64_t)f->nsizes];
 		size_t slot = f->churn ? 0 : (size_t)index * f->window;
@@ -354,8 +370,16 @@ static int reap(struct fconn *c)
 	struct ibv_wc wc[16];
 	int n, ret;
 
-	while (rpma_cq_wait(c->cq) == 0)
-		; /* take the channel's events and re-arm it */
+	/*
+	 * take the channel's events and re-arm it; librpma 1.2 logs an empty
+	 * non-blocking channel as an error, so ask the descriptor first
+	 */
+	for (;;) {
+		struct pollfd p = {.fd = c->cq_fd, .events = POLLIN};
+
+		if (poll(&p, 1, 0) <= 0 || rpma_cq_wait(c->cq))
+			break;
+	}
 	for (;;) {
 		n = 0;
 		ret = rpma_cq_get_wc(c->cq, 16, wc, &n);
@@ -389,6 +413,14 @@ static int send_range(struct fan *f, unsigned first, unsigned n)
 	bool more = true;
 	int ret;
 
+	if (f->until_stdin) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.u64 = STDIN_EVENT};
+
+		if (epoll_ctl(f->epfd, EPOLL_CTL_ADD, 0, &ev)) {
+			perror("fan-in: epoll_ctl(stdin)");
+			return 1;
+		}
+	}
 	for (unsigned i = first; i < first + n; i++) {
 		if ((ret = post(f, &f->c[i], i, true)))
 			return ret;
@@ -411,8 +443,14 @@ static int send_range(struct fan *f, unsigned first, unsigned n)
 		for (int e = 0; e < k; e++) {
 			unsigned i = (unsigned)(evs[e].data.u64 / 2);
 			struct fconn *c = &f->c[i];
-			bool was_busy = c->sent > c->completed;
+			bool was_busy;
 
+			if (evs[e].data.u64 == STDIN_EVENT) {
+				(void)epoll_ctl(f->epfd, EPOLL_CTL_DEL, 0, NULL);
+				more = false;
+				continue;
+			}
+			was_busy = c->sent > c->completed;
 			if (evs[e].data.u64 % 2) {
 				fprintf(stderr,
 					"fan-in: sender %u: the receiver ended the connection after "
@@ -467,7 +505,7 @@ static int run_all(struct fan *f)
 	t2 = now_s();
 	for (unsigned i = 0; i < f->conns; i++)
 		total += f->c[i].completed;
-	if (f->seconds)
+	if (flood(f))
 		for (unsigned i = 0; i < f->conns; i++)
 			fprintf(stderr, "fan-in: sender %u sent %" PRIu64 "\n", f->c[i].id,
 				f->c[i].completed);

@@ -296,6 +296,25 @@ static int wait_established(struct fan *f, struct fconn *c)
 	return 0;
 }
 
+/*
+ * print_pdata -- what the receiver advertised in its accept, read by hand
+ * as any plain sender could (rpma-recv(1), PRIVATE DATA)
+ */
+static void print_pdata(struct fconn *c)
+{
+	struct rpma_conn_private_data pd = {NULL, 0};
+	const uint8_t *p;
+
+	if (rpma_conn_get_private_data(c->conn, &pd) || pd.len < 16 ||
+		memcmp(pd.ptr, "RPMF", 4)) {
+		fprintf(stderr, "fan-in: the receiver sent no rpmafs private data\n");
+		return;
+	}
+	p = pd.ptr;
+	fprintf(stderr, "fan-in: the receiver advertises max_message %" PRIu64 ", credits %" PRIu64
+		"\n", seq_get_le(p + 8, 4), seq_get_le(p + 12, 4));
+}
+
 /* watch -- both of its descriptors in the epoll set; data.u64 = index * 2 + is_event */
 static int watch(struct fan *f, struct fconn *c, unsigned index)
 {
@@ -328,6 +347,8 @@ static int connect_range(struct fan *f, unsigned first, unsigned n)
 		for (unsigned i = b; i < end; i++)
 			if (wait_established(f, &f->c[i]) || watch(f, &f->c[i], i))
 				return 1;
+		if (b == 0 && !f->quiet)
+			print_pdata(&f->c[0]);
 	}
 	return 0;
 }

@@ -39,7 +39,7 @@ for mode in srq no-srq; do
 	done
 	[ "$(grep -Ec '(closed by peer|lost)' "$WORK/recv.log")" -eq 6 ] ||
 		fail "$mode: want 6 connections ended in the log"
-	"$FAN_IN" --connect "$LAB_A:$PORT" --conns 1 --base-id 6 --count 10 2>>"$WORK/fan-$mode.log" ||
+	"$FAN_IN" --connect "$LAB_A:$PORT" --conns 1 --base-id 6 --count 10 --sizes 16,100,4K 2>>"$WORK/fan-$mode.log" ||
 		fail "$mode: a sender after the kill failed"
 	kill -TERM "$RECV_PID"
 	wait_exit "$RECV_PID" 10 || fail "$mode: rpma-recv did not exit 0"

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * config.c -- loading rpmafs.ini: read the file once, scan its lines, let
- * iniparser parse the same bytes, check the two agree, then check and
- * apply every key
+ * config.c -- loading rpmafs.ini: read the file once; scan its lines for
+ * where each section and key is; let iniparser, the one reader of values,
+ * parse the same bytes; check both saw the same sections and keys; then
+ * check and apply every value
  */
 
 #include <errno.h>

@@ -6,8 +6,9 @@
  * rpmafs_cfg_load() as a file on disk would be. Besides what ASan and UBSan
  * catch, the target aborts when the loader breaks a promise of its own:
  * a loaded config holds only valid values; a refused one comes with
- * problem lines that each name the file; and iniparser never reads a file
- * differently from the scan (the "internal error" check in ini.c). The
+ * problem lines that each name the file; and iniparser never sees other
+ * sections or keys than those the scan located (the "internal error"
+ * check in ini.c: every line number reported relies on it). The
  * same input also goes through the size and number parsers, which must
  * read back what rpmafs_format_size() writes.
  *

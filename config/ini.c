@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,16 +150,6 @@ int cfg_ini_load(
 	return ret;
 }
 
-const char *cfg_ini_get(const dictionary *d, const char *lname, const char *key)
-{
-	char entry[RPMAFS_PEER_NAME_MAX + CFG_KEY_NAME_MAX + 2];
-
-	if (strlen(lname) > RPMAFS_PEER_NAME_MAX || strlen(key) > CFG_KEY_NAME_MAX)
-		return NULL;
-	snprintf(entry, sizeof(entry), "%s:%s", lname, key);
-	return iniparser_getstring(d, entry, NULL);
-}
-
 static int disagree(struct cfg_report *rep, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -183,35 +174,42 @@ static int disagree(struct cfg_report *rep, const char *fmt, ...)
 	return -1;
 }
 
+/* Whether d has the entry "lname:key" (key NULL: the section lname itself). */
+static bool has_entry(const dictionary *d, const char *lname, const char *key)
+{
+	char entry[RPMAFS_PEER_NAME_MAX + CFG_KEY_NAME_MAX + 2];
+
+	if (strlen(lname) > RPMAFS_PEER_NAME_MAX || (key && strlen(key) > CFG_KEY_NAME_MAX))
+		return false;
+	snprintf(entry, sizeof(entry), "%s%s%s", lname, key ? ":" : "", key ? key : "");
+	return iniparser_find_entry(d, entry);
+}
+
 int cfg_ini_agrees(const dictionary *d, const struct cfg_scan *scan, struct cfg_report *rep)
 {
-	char q1[CFG_QUOTE_MAX], q2[CFG_QUOTE_MAX], k[CFG_QUOTE_MAX];
+	char k[CFG_QUOTE_MAX];
 	int nsec = iniparser_getnsec(d);
 
 	if (nsec < 0 || (size_t)nsec != scan->nsections)
 		return disagree(rep, "%d sections, not %zu", nsec, scan->nsections);
 
+	/* as many of each, and every one the scan located is in d: the same ones */
 	for (size_t i = 0; i < scan->nsections; i++) {
 		const struct cfg_section *sec = &scan->sections[i];
 		int nkeys;
 
-		if (!iniparser_find_entry(d, sec->lname))
+		if (!has_entry(d, sec->lname, NULL))
 			return disagree(rep, "no section [%s]", sec->lname);
 		nkeys = iniparser_getsecnkeys(d, sec->lname);
-		if (nkeys < 0 || (size_t)nkeys != sec->nentries)
+		if (nkeys < 0 || (size_t)nkeys != sec->nkeys)
 			return disagree(
-				rep, "[%s] has %d keys, not %zu", sec->lname, nkeys, sec->nentries);
-		for (size_t j = 0; j < sec->nentries; j++) {
-			const struct cfg_entry *e = &sec->entries[j];
-			const char *v = cfg_ini_get(d, sec->lname, e->key);
+				rep, "[%s] has %d keys, not %zu", sec->lname, nkeys, sec->nkeys);
+		for (size_t j = 0; j < sec->nkeys; j++) {
+			const char *key = sec->keys[j].key;
 
-			cfg_escape(k, e->key, strlen(e->key));
-
-			if (!v)
-				return disagree(rep, "[%s] %s is missing", sec->lname, k);
-			if (strcmp(v, e->value) != 0)
-				return disagree(rep, "[%s] %s is %s, not %s", sec->lname, k,
-					cfg_quote(q1, v), cfg_quote(q2, e->value));
+			if (!has_entry(d, sec->lname, key))
+				return disagree(rep, "[%s] %s is missing", sec->lname,
+					cfg_escape(k, key, strlen(key)));
 		}
 	}
 	return 0;

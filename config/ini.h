@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * ini.h -- reading the config with iniparser
+ * ini.h -- reading the config with iniparser, the one reader of values
  *
  * iniparser 4.1 only loads from a path, so the bytes the scan has read are
- * handed to it through a memfd: both readers see the same bytes even if the
- * file is rewritten meanwhile or is a pipe. Its error messages, which it
- * would print on stderr, become problems in the report of the load running
- * in the calling thread.
+ * handed to it through a memfd: the scan's line numbers are those of the
+ * bytes iniparser reads, even if the file is rewritten meanwhile or is a
+ * pipe. Its error messages, which it would print on stderr, become
+ * problems in the report of the load running in the calling thread.
  */
 #ifndef RPMAFS_CONFIG_INI_H
 #define RPMAFS_CONFIG_INI_H
@@ -33,14 +33,12 @@ int cfg_ini_load_path(
 	const char *ini_path, const char *file, dictionary **dict, struct cfg_report *rep);
 
 /*
- * cfg_ini_agrees -- 0 when d holds exactly the sections, keys and values of
- * scan, else -1 with the difference reported. It cannot fail for a file the
- * scan accepts; it is checked anyway because rpmafs relies on it for line
- * numbers, and the fuzzer relies on it to find out when it does not hold.
+ * cfg_ini_agrees -- 0 when d holds exactly the sections and keys that scan
+ * located (their values are d's alone), else -1 with the difference
+ * reported. It cannot fail for a file the scan accepts; it is checked
+ * anyway because every line number rpmafs reports relies on it, and the
+ * fuzzer relies on it to find out when it does not hold.
  */
 int cfg_ini_agrees(const dictionary *d, const struct cfg_scan *scan, struct cfg_report *rep);
-
-/* cfg_ini_get -- the value of key in section lname, or NULL */
-const char *cfg_ini_get(const dictionary *d, const char *lname, const char *key);
 
 #endif /* RPMAFS_CONFIG_INI_H */

@@ -2,12 +2,12 @@
 /* keys.c -- the keys of rpmafs.ini and the values they take */
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <syslog.h>
 
 #include "address.h"
-#include "ini.h"
 #include "keys.h"
 #include "size.h"
 
@@ -160,8 +160,8 @@ void cfg_check_keys(const struct cfg_scan *scan, struct cfg_report *rep)
 		const struct cfg_section *sec = &scan->sections[i];
 		unsigned where = cfg_is_global(sec) ? IN_GLOBAL : IN_PEER;
 
-		for (size_t j = 0; j < sec->nentries; j++) {
-			const struct cfg_entry *e = &sec->entries[j];
+		for (size_t j = 0; j < sec->nkeys; j++) {
+			const struct cfg_key_line *e = &sec->keys[j];
 			int id = key_lookup(e->key);
 			const char *hint;
 			char mean[CFG_KEY_NAME_MAX + 32] = "";
@@ -333,25 +333,41 @@ static void apply_entry(const struct where *w, int id, const char *v, struct rpm
 	}
 }
 
-/* Apply the keys of sec that belong there; the others are cfg_check_keys()'s. */
-static void apply_section(const struct cfg_section *sec, const dictionary *d,
+/*
+ * Apply what iniparser read for the section the scan located as sec, keys
+ * in d's order (that of their first definition). Keys that do not belong
+ * there are cfg_check_keys()'s to report.
+ */
+static void apply_section(const dictionary *d, const struct cfg_section *sec,
 	struct rpmafs_cfg *cfg, struct rpmafs_peer_cfg *peer, bool global, struct cfg_report *rep,
 	struct peer_state *st)
 {
 	unsigned where = global ? IN_GLOBAL : IN_PEER;
+	size_t prefix = strlen(sec->lname) + 1; /* entries are "section:key" */
+	int n = iniparser_getsecnkeys(d, sec->lname);
+	const char **entries;
 
-	for (size_t j = 0; j < sec->nentries; j++) {
-		const struct cfg_entry *e = &sec->entries[j];
-		struct where w = {rep, sec->name, e->key, e->line};
-		int id = key_lookup(e->key);
+	if (n <= 0)
+		return;
+	entries = calloc((size_t)n, sizeof(*entries));
+	if (!entries) {
+		rep->oom = true;
+		return;
+	}
+	iniparser_getseckeys(d, sec->lname, entries);
+	for (int j = 0; j < n; j++) {
+		const char *key = entries[j] + prefix;
+		struct where w = {rep, sec->name, key, cfg_scan_key_line(sec, key)};
+		int id = key_lookup(key);
 		const char *v;
 
 		if (id < 0 || !(key_defs[id].where & where))
 			continue;
-		v = cfg_ini_get(d, sec->lname, e->key);
+		v = iniparser_getstring(d, entries[j], NULL);
 		if (v)
 			apply_entry(&w, id, v, cfg, peer, global, st);
 	}
+	free(entries);
 }
 
 void cfg_apply_keys(const struct cfg_scan *scan, const dictionary *d, struct rpmafs_cfg *cfg,
@@ -368,29 +384,34 @@ void cfg_apply_keys(const struct cfg_scan *scan, const dictionary *d, struct rpm
 	};
 	/* a bad type in [rpmafs] is reported once, not as a missing address in every peer */
 	struct peer_state global_st = {false, false};
+	const struct cfg_section *global;
+	int nsec = iniparser_getnsec(d);
 	size_t n = 0;
 
 	cfg->log_level = LOG_NOTICE;
 	cfg->max_message = RPMAFS_CFG_MAX_MESSAGE_LIMIT;
 	cfg->slots = RPMAFS_CFG_DEFAULT_SLOTS;
 
-	/* [rpmafs] first, wherever it is: a dictionary has no order */
-	for (size_t i = 0; i < scan->nsections; i++)
-		if (cfg_is_global(&scan->sections[i]))
-			apply_section(&scan->sections[i], d, cfg, &defaults, true, rep, &global_st);
+	/* [rpmafs] first, wherever it is: it holds the defaults of every peer */
+	global = cfg_scan_section(scan, CFG_GLOBAL_SECTION);
+	if (global)
+		apply_section(d, global, cfg, &defaults, true, rep, &global_st);
 
-	for (size_t i = 0; i < scan->nsections && n < cfg->npeers; i++) {
-		const struct cfg_section *sec = &scan->sections[i];
+	/* the peers in d's order, which is the file's (first headers) */
+	for (int i = 0; i < nsec && n < cfg->npeers; i++) {
+		const char *lname = iniparser_getsecname(d, i);
+		const struct cfg_section *sec = lname ? cfg_scan_section(scan, lname) : NULL;
 		struct peer_state st = global_st;
 		struct rpmafs_peer_cfg *peer;
 
-		if (cfg_is_global(sec))
+		/* a section the scan did not locate: cfg_ini_agrees() rules it out */
+		if (!sec || cfg_is_global(sec))
 			continue;
 		peer = &cfg->peers[n++];
 		*peer = defaults;
 		snprintf(peer->name, sizeof(peer->name), "%s", sec->name);
 		st.address_given = false;
-		apply_section(sec, d, cfg, peer, false, rep, &st);
+		apply_section(d, sec, cfg, peer, false, rep, &st);
 		if (!st.address_given && !st.type_bad && peer->type == RPMAFS_PEER_RDMA)
 			cfg_problem(rep, sec->line, sec->name, "address",
 				"missing; an rdma peer needs its receiver's host name or IP address (or set type = null for a peer that sends nothing)");

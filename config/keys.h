@@ -22,15 +22,18 @@ bool cfg_is_global(const struct cfg_section *sec);
 
 /*
  * cfg_check_keys -- report every key that is unknown, or in a section where
- * it does not belong. Needs only the scan.
+ * it does not belong. Needs only the names and lines the scan located, so
+ * it runs on files whose values are not looked at.
  */
 void cfg_check_keys(const struct cfg_scan *scan, struct cfg_report *rep);
 
 /*
  * cfg_apply_keys -- fill cfg->log_level, max_message and slots, and the
  * peers in cfg->peers (cfg->npeers entries allocated by the caller, one per
- * non-global section of scan, in order), from the defaults and the values
- * iniparser read into d, reporting every bad or missing value.
+ * non-global section, in file order), from the defaults and the values
+ * iniparser read into d -- the only source of values -- reporting every
+ * bad or missing value at the line scan located for it. d must agree with
+ * scan (cfg_ini_agrees()).
  */
 void cfg_apply_keys(const struct cfg_scan *scan, const dictionary *d, struct rpmafs_cfg *cfg,
 	struct cfg_report *rep);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-/* scan.c -- the line structure of an INI file, with line numbers */
+/* scan.c -- where each section and key of an INI file is, and what is there twice */
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,12 +18,6 @@ struct scanner {
 	long cur; /* index into scan->sections, or NO_SECTION / BAD_SECTION */
 	unsigned line;
 };
-
-/* isspace() in the C locale, as iniparser uses it, without the locale. */
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
 
 static bool is_upper(char c)
 {
@@ -49,16 +43,6 @@ static char *copy(const char *s, size_t len, bool lower)
 	return d;
 }
 
-static void trim(const char **s, size_t *len)
-{
-	while (*len && is_blank(**s)) {
-		(*s)++;
-		(*len)--;
-	}
-	while (*len && is_blank((*s)[*len - 1]))
-		(*len)--;
-}
-
 const char *cfg_peer_name_problem(const char *name, size_t len)
 {
 	if (len == 0)
@@ -71,63 +55,77 @@ const char *cfg_peer_name_problem(const char *name, size_t len)
 	return NULL;
 }
 
+const struct cfg_section *cfg_scan_section(const struct cfg_scan *scan, const char *lname)
+{
+	for (size_t i = 0; i < scan->nsections; i++)
+		if (strcmp(scan->sections[i].lname, lname) == 0)
+			return &scan->sections[i];
+	return NULL;
+}
+
+static struct cfg_key_line *find_key(const struct cfg_section *sec, const char *key)
+{
+	for (size_t i = 0; i < sec->nkeys; i++)
+		if (strcmp(sec->keys[i].key, key) == 0)
+			return &sec->keys[i];
+	return NULL;
+}
+
+unsigned cfg_scan_key_line(const struct cfg_section *sec, const char *key)
+{
+	const struct cfg_key_line *k = find_key(sec, key);
+
+	return k ? k->line : 0;
+}
+
 static const char *cur_name(const struct scanner *sc)
 {
 	return sc->cur >= 0 ? sc->scan->sections[sc->cur].name : NULL;
 }
 
-/*
- * Refuse a line: a syntax error, or something iniparser would read in a
- * way nobody means. The line comes last in the message, as written.
- */
-static void refuse(struct scanner *sc, const char *why, const char *line, size_t len)
+/* A refused line: the reason, then the line as written. */
+static void refuse(struct scanner *sc, const struct cfg_line *l)
 {
 	char shown[CFG_QUOTE_MAX];
 
 	sc->scan->ini_safe = false;
-	cfg_problem(sc->rep, sc->line, cur_name(sc), NULL, "%s: %s", why,
-		cfg_escape_line(shown, line, len));
+	cfg_problem(sc->rep, sc->line, cur_name(sc), NULL, "%s: %s", l->why,
+		cfg_escape_line(shown, l->text, l->text_len));
 }
 
-static int on_section(struct scanner *sc, const char *s, size_t len)
+static int on_section(struct scanner *sc, const struct cfg_line *l)
 {
 	struct cfg_scan *scan = sc->scan;
+	char *name = copy(l->name, l->name_len, false);
 	struct cfg_section *sec;
-	char shown[CFG_LINE_MAX + 1];
-	const char *name = s + 1;
-	size_t nlen = len - 2;
 	const char *why;
 
-	if (memchr(name, ']', nlen)) {
-		sc->cur = BAD_SECTION;
-		refuse(sc, "syntax error: a section header is [name] alone on its line", s, len);
-		return 0;
-	}
-	trim(&name, &nlen);
-	memcpy(shown, name, nlen);
-	shown[nlen] = '\0';
-	why = cfg_peer_name_problem(name, nlen);
+	if (!name)
+		return -1;
+	why = cfg_peer_name_problem(l->name, l->name_len);
 	if (why) {
 		sc->cur = BAD_SECTION;
 		scan->ini_safe = false;
-		cfg_problem(sc->rep, sc->line, shown, NULL, "invalid peer name: %s", why);
+		cfg_problem(sc->rep, sc->line, name, NULL, "invalid peer name: %s", why);
+		free(name);
 		return 0;
 	}
 
 	for (size_t i = 0; i < scan->nsections; i++) {
 		sec = &scan->sections[i];
-		if (strcasecmp(sec->name, shown) != 0)
+		if (strcasecmp(sec->name, name) != 0)
 			continue;
-		/* iniparser merges the two; follow it, so the values checked are its values */
+		/* iniparser merges the two: so do the locations */
 		sc->cur = (long)i;
-		if (strcmp(sec->name, shown) == 0)
-			cfg_problem(sc->rep, sc->line, shown, NULL,
+		if (strcmp(sec->name, name) == 0)
+			cfg_problem(sc->rep, sc->line, name, NULL,
 				"duplicate section: already defined at line %u; each section may appear only once",
 				sec->line);
 		else
-			cfg_problem(sc->rep, sc->line, shown, NULL,
+			cfg_problem(sc->rep, sc->line, name, NULL,
 				"duplicate section: [%s] at line %u is the same section, because section names are not case-sensitive",
 				sec->name, sec->line);
+		free(name);
 		return 0;
 	}
 
@@ -135,97 +133,31 @@ static int on_section(struct scanner *sc, const char *s, size_t len)
 		size_t cap = scan->cap ? scan->cap * 2 : 8;
 		struct cfg_section *n = realloc(scan->sections, cap * sizeof(*n));
 
-		if (!n)
+		if (!n) {
+			free(name);
 			return -1;
+		}
 		scan->sections = n;
 		scan->cap = cap;
 	}
 	sec = &scan->sections[scan->nsections];
 	memset(sec, 0, sizeof(*sec));
 	sec->line = sc->line;
-	sec->name = copy(name, nlen, false);
-	sec->lname = copy(name, nlen, true);
+	sec->name = name;
+	sec->lname = copy(l->name, l->name_len, true);
 	sc->cur = (long)scan->nsections++;
-	if (!sec->name || !sec->lname)
-		return -1;
-	return 0;
+	return sec->lname ? 0 : -1;
 }
 
-/* The value of "key = value" as iniparser 4.1 reads it; r is what follows '='. */
-static int read_value(struct scanner *sc, const char *line, size_t line_len, const char *r,
-	size_t rlen, const char **value, size_t *vlen)
+static int on_key(struct scanner *sc, const struct cfg_line *l)
 {
-	trim(&r, &rlen);
-	if (rlen && (r[0] == '"' || r[0] == '\'')) {
-		const char *close = memchr(r + 1, r[0], rlen - 1);
-		const char *rest;
-		size_t restlen;
-
-		if (!close) {
-			refuse(sc, "unterminated quote (close it, or leave the quotes out)", line,
-				line_len);
-			return -1;
-		}
-		rest = close + 1;
-		restlen = rlen - (size_t)(rest - r);
-		trim(&rest, &restlen);
-		if (restlen && rest[0] != ';' && rest[0] != '#') {
-			refuse(sc, "text after the closing quote (start a comment with ';' or '#')",
-				line, line_len);
-			return -1;
-		}
-		*value = r + 1;
-		*vlen = (size_t)(close - r) - 1;
-		return 0;
-	}
-	/* unquoted: up to a comment, blanks around it dropped */
-	for (*vlen = 0; *vlen < rlen && r[*vlen] != ';' && r[*vlen] != '#'; (*vlen)++)
-		;
-	*value = r;
-	trim(value, vlen);
-	return 0;
-}
-
-static struct cfg_entry *find_entry(struct cfg_section *sec, const char *key)
-{
-	for (size_t i = 0; i < sec->nentries; i++)
-		if (strcmp(sec->entries[i].key, key) == 0)
-			return &sec->entries[i];
-	return NULL;
-}
-
-static int on_key(struct scanner *sc, const char *s, size_t len)
-{
-	const char *eq = memchr(s, '=', len);
-	const char *line = s, *eol = s + len;
-	const char *value;
-	size_t klen, vlen;
 	struct cfg_section *sec;
-	struct cfg_entry *e;
-	char *key, *val;
+	struct cfg_key_line *k;
+	char *key;
 
-	if (!eq) {
-		refuse(sc,
-			"syntax error: not a key = value line, a [section] header or a comment (# or ;)",
-			line, len);
-		return 0;
-	}
-	klen = (size_t)(eq - s);
-	trim(&s, &klen);
-	if (klen == 0) {
-		refuse(sc, "syntax error: no key before '='", line, len);
-		return 0;
-	}
-	if (klen > CFG_KEY_NAME_MAX) {
-		refuse(sc, "key name is longer than 64 characters", line, len);
-		return 0;
-	}
-	if (read_value(sc, line, len, eq + 1, (size_t)(eol - (eq + 1)), &value, &vlen))
-		return 0;
 	if (sc->cur == BAD_SECTION)
 		return 0;
-
-	key = copy(s, klen, true);
+	key = copy(l->name, l->name_len, true);
 	if (!key)
 		return -1;
 	if (sc->cur == NO_SECTION) {
@@ -235,71 +167,64 @@ static int on_key(struct scanner *sc, const char *s, size_t len)
 		return 0;
 	}
 
-	val = copy(value, vlen, false);
-	if (!val) {
-		free(key);
-		return -1;
-	}
 	sec = &sc->scan->sections[sc->cur];
-	e = find_entry(sec, key);
-	if (e) {
+	k = find_key(sec, key);
+	if (k) {
 		bool cased = false;
 
-		for (size_t i = 0; i < klen; i++)
-			cased |= is_upper(s[i]);
+		for (size_t i = 0; i < l->name_len; i++)
+			cased |= is_upper(l->name[i]);
 		cfg_problem(sc->rep, sc->line, sec->name, key,
 			"duplicate key: already set at line %u%s; each key may appear only once in a section",
-			e->line, cased ? " (key names are not case-sensitive)" : "");
-		/* iniparser keeps the last value; so does the scan */
-		free(e->value);
+			k->line, cased ? " (key names are not case-sensitive)" : "");
+		/* iniparser keeps the last value: its line is the one to name */
+		k->line = sc->line;
 		free(key);
-		e->value = val;
-		e->line = sc->line;
 		return 0;
 	}
-	if (sec->nentries == sec->cap) {
+	if (sec->nkeys == sec->cap) {
 		size_t cap = sec->cap ? sec->cap * 2 : 8;
-		struct cfg_entry *n = realloc(sec->entries, cap * sizeof(*n));
+		struct cfg_key_line *n = realloc(sec->keys, cap * sizeof(*n));
 
 		if (!n) {
 			free(key);
-			free(val);
 			return -1;
 		}
-		sec->entries = n;
+		sec->keys = n;
 		sec->cap = cap;
 	}
-	sec->entries[sec->nentries++] = (struct cfg_entry){key, val, sc->line};
+	sec->keys[sec->nkeys++] = (struct cfg_key_line){key, sc->line};
 	return 0;
 }
 
 static int on_line(struct scanner *sc, const char *s, size_t len)
 {
+	struct cfg_line l;
+
 	if (len > CFG_LINE_MAX) {
 		sc->scan->ini_safe = false;
 		cfg_problem(sc->rep, sc->line, cur_name(sc), NULL,
 			"line is %zu characters long; the limit is %d", len, CFG_LINE_MAX);
 		return 0;
 	}
-	trim(&s, &len);
-	if (len == 0)
+	cfg_line_read(s, len, &l);
+	switch (l.kind) {
+	case CFG_LINE_NOTHING:
 		return 0;
-	if (s[len - 1] == '\\') {
-		refuse(sc,
-			"line ends with a backslash, which iniparser reads as \"continued on the next line\"; rpmafs does not accept continued lines",
-			s, len);
-		return 0;
-	}
-	if (s[0] == '#' || s[0] == ';')
-		return 0;
-	if (s[0] == '[') {
-		if (len >= 2 && s[len - 1] == ']')
-			return on_section(sc, s, len);
+	case CFG_LINE_SECTION:
+		return on_section(sc, &l);
+	case CFG_LINE_KEY:
+		return on_key(sc, &l);
+	case CFG_LINE_BAD_HEADER:
+		/* the section it was meant to open: none that keys could go to */
 		sc->cur = BAD_SECTION;
-		refuse(sc, "syntax error: a section header is [name] alone on its line", s, len);
+		refuse(sc, &l);
+		return 0;
+	case CFG_LINE_REFUSED:
+		refuse(sc, &l);
 		return 0;
 	}
-	return on_key(sc, s, len);
+	return 0;
 }
 
 int cfg_scan(const char *buf, size_t len, struct cfg_scan *scan, struct cfg_report *rep)
@@ -339,11 +264,9 @@ void cfg_scan_fini(struct cfg_scan *scan)
 	for (size_t i = 0; i < scan->nsections; i++) {
 		struct cfg_section *sec = &scan->sections[i];
 
-		for (size_t j = 0; j < sec->nentries; j++) {
-			free(sec->entries[j].key);
-			free(sec->entries[j].value);
-		}
-		free(sec->entries);
+		for (size_t j = 0; j < sec->nkeys; j++)
+			free(sec->keys[j].key);
+		free(sec->keys);
 		free(sec->name);
 		free(sec->lname);
 	}

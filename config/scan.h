@@ -1,28 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * scan.h -- the line structure of an INI file, with line numbers
+ * scan.h -- where each section and key of an INI file is, and what is
+ * there twice
  *
- * iniparser returns a dictionary: it folds the case of names, merges a
- * section or key that appears twice, and keeps no line numbers. The scan
- * reads the same bytes line by line first, so that the loader can name the
- * line of every problem, see duplicates, and keep peer names as written.
+ * iniparser (ini.h) is the one reader of values. What it cannot give is
+ * added here, from a pass over the same bytes, line by line (line.h):
+ * the line of every section header and key, so that every problem names
+ * its line; sections and keys that appear twice, which iniparser merges
+ * without a word; and section names as written, which are file names,
+ * where iniparser folds them to lower case. Lines that iniparser would
+ * read in a surprising way are refused (line.h), and the file's values are
+ * then not looked at.
  *
- * The scan accepts a strict subset of what iniparser accepts and, for every
- * line it accepts, reads the same section, key and value as iniparser 4.1
- * does (ini.c checks that, for every load). Lines that iniparser would read
- * in a surprising way are refused with a message instead: a backslash at the
- * end of a line (iniparser joins the next line, even to a comment), an
- * unterminated quote or text after a closing quote (iniparser drops it
- * silently), "[]" (iniparser reuses a piece of the previous section's name),
- * NUL bytes, lines over CFG_LINE_MAX characters.
- *
- * What is accepted, after leading and trailing blanks are dropped:
- *	(empty)
- *	# comment	; comment
- *	[name]			blanks inside the brackets are dropped
- *	key = value		value up to a ';' or '#', blanks around it dropped
- *	key = "value"		verbatim, may hold ';' and '#'; '...' works too
- *	key = "value" ; comment
  * Section names must be peer names (see cfg_peer_name_problem()).
  */
 #ifndef RPMAFS_CONFIG_SCAN_H
@@ -31,17 +20,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "line.h"
 #include "report.h"
 
-/* Longest line accepted, newline excluded; iniparser's own limit is 1022. */
-#define CFG_LINE_MAX 1000
-
-/* Longest key name accepted (the longest real one is 18 characters). */
-#define CFG_KEY_NAME_MAX 64
-
-struct cfg_entry {
+struct cfg_key_line {
 	char *key;     /* lower case, as iniparser stores it */
-	char *value;   /* as iniparser reads it */
 	unsigned line; /* of the last definition, whose value iniparser keeps */
 };
 
@@ -49,8 +32,8 @@ struct cfg_section {
 	char *name;		   /* as written: the spool file's name */
 	char *lname;		   /* lower case, as iniparser stores it */
 	unsigned line;		   /* of the first header */
-	struct cfg_entry *entries; /* in file order of first definition */
-	size_t nentries, cap;
+	struct cfg_key_line *keys; /* in file order of first definition */
+	size_t nkeys, cap;
 };
 
 struct cfg_scan {
@@ -58,7 +41,7 @@ struct cfg_scan {
 	size_t nsections, cap;
 	/*
 	 * false when a line was refused, or a section name is invalid: then
-	 * iniparser's reading of the file would not match this one.
+	 * iniparser's reading of the file would not be the one meant.
 	 */
 	bool ini_safe;
 };
@@ -71,6 +54,12 @@ struct cfg_scan {
 int cfg_scan(const char *buf, size_t len, struct cfg_scan *scan, struct cfg_report *rep);
 
 void cfg_scan_fini(struct cfg_scan *scan);
+
+/* cfg_scan_section -- the section iniparser calls lname, or NULL */
+const struct cfg_section *cfg_scan_section(const struct cfg_scan *scan, const char *lname);
+
+/* cfg_scan_key_line -- the line where sec sets key (lower case) last, or 0 */
+unsigned cfg_scan_key_line(const struct cfg_section *sec, const char *key);
 
 /*
  * cfg_peer_name_problem -- NULL when the len bytes at name are a valid peer

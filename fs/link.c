@@ -1,7 +1,27 @@
 // SPDX-License-Identifier: BSD-3-Clause
-/* link.c -- a spool's RDMA connection: made, used, torn down */
+/*
+ * link.c -- the RDMA connection to one peer (see link.h)
+ *
+ * The whole state machine is here, one function per event:
+ *
+ *	event				from		to
+ *	link_tick: retry due		BACKOFF/FAILED	CONNECTING (start_attempt)
+ *	  ... the attempt cannot start			BACKOFF (attempt_failed)
+ *	attempt_done: connected		CONNECTING	UP
+ *	attempt_done: failed		CONNECTING	BACKOFF, or FAILED for good
+ *	on_cm_event: not ESTABLISHED	UP		DRAINING (lost)
+ *	on_cq: the channel failed	UP		DRAINING (lost)
+ *	link_drop			UP		DRAINING
+ *	on_cq: nothing outstanding	DRAINING	BACKOFF (end_drain)
+ *	link_tick: grace over		DRAINING	BACKOFF (end_drain)
+ *
+ * The state is guarded by link->lock, which is never held while calling
+ * the user's functions (link_ops): they may take their own locks and call
+ * link_drop or link_post.
+ */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -10,19 +30,125 @@
 
 #include <librpma.h>
 
+#include "clock.h"
 #include "devices.h"
-#include "engine.h"
 #include "link.h"
 #include "log.h"
-#include "mount.h"
+#include "loop.h"
 #include "pdata.h"
-#include "pool.h"
 
-static void attempt_fail(struct link_attempt *a, bool permanent, const char *fmt, const char *arg)
+#define WC_BATCH 32
+
+/* one connection: made by an attempt, freed after the batch that ended its drain */
+struct link_conn {
+	struct link *link;
+	struct device *dev;
+	struct rpma_conn *conn;
+	struct rpma_cq *cq;
+	int event_fd, compl_fd;
+	struct loop_watch ev_watch, cq_watch;
+	bool dead; /* drained: events still in the loop's batch are ignored */
+	struct loop_task free_task;
+};
+
+/* one connection attempt, made in its own thread and handed to the loop */
+struct link_attempt {
+	struct link *link;
+	struct device *dev;
+	struct rpma_conn *conn; /* NULL when the attempt failed */
+	bool permanent;		/* retrying will not help without a change */
+	uint32_t peer_max;	/* the receiver's advertised limit, 0: none */
+	unsigned credits;	/* the receiver's posted receives, 0: unknown */
+	char why[256];
+	struct loop_task done_task;
+};
+
+struct link {
+	struct link_cfg cfg;
+
+	pthread_mutex_t lock;
+	enum link_state state;
+	bool tried;		/* an attempt has ended since the mount */
+	bool stopping;		/* unmounting: no more attempts */
+	uint64_t backoff_ms;	/* the delay after the next failed attempt */
+	uint64_t retry_at_ms;	/* BACKOFF, FAILED: when to try (0: never) */
+	uint64_t teardown_at_ms; /* DRAINING: the end of the grace */
+	bool drained;		/* DRAINING: nothing outstanding any more */
+	struct link_conn *cur;	/* UP, DRAINING */
+};
+
+static void attempt_done(void *arg);
+
+int link_new(const struct link_cfg *cfg, struct link **link_ptr)
 {
-	a->permanent = permanent;
-	snprintf(a->why, sizeof(a->why), fmt, arg);
+	struct link *link = calloc(1, sizeof(*link));
+
+	if (!link)
+		return -ENOMEM;
+	link->cfg = *cfg;
+	pthread_mutex_init(&link->lock, NULL);
+	link->state = LINK_BACKOFF;
+	link->backoff_ms = LINK_BACKOFF_FIRST_MS;
+	link->retry_at_ms = 1; /* at once */
+	*link_ptr = link;
+	return 0;
 }
+
+void link_delete(struct link **link_ptr)
+{
+	struct link *link = *link_ptr;
+
+	if (!link)
+		return;
+	pthread_mutex_destroy(&link->lock);
+	free(link);
+	*link_ptr = NULL;
+}
+
+enum link_state link_state(struct link *link)
+{
+	enum link_state s;
+
+	pthread_mutex_lock(&link->lock);
+	s = link->state;
+	pthread_mutex_unlock(&link->lock);
+	return s;
+}
+
+const char *link_status(struct link *link)
+{
+	const char *s;
+
+	pthread_mutex_lock(&link->lock);
+	switch (link->state) {
+	case LINK_UP:
+		s = "connected";
+		break;
+	case LINK_FAILED:
+		s = "failed";
+		break;
+	default:
+		/* before the first attempt ended: connecting, then reconnecting */
+		s = link->tried ? "reconnecting" : "connecting";
+		break;
+	}
+	pthread_mutex_unlock(&link->lock);
+	return s;
+}
+
+static uint64_t doubled(uint64_t ms)
+{
+	return ms * 2 > LINK_BACKOFF_CAP_MS ? LINK_BACKOFF_CAP_MS : ms * 2;
+}
+
+/* under link->lock: the next attempt after the back-off (none while stopping) */
+static void schedule_retry_locked(struct link *link)
+{
+	link->retry_at_ms = link->stopping ? 0 : now_ms() + link->backoff_ms;
+	loop_arm(link->cfg.loop, link->retry_at_ms);
+}
+
+/* ---- the attempt (its own thread) ---- */
 
 /* wait for the CM's verdict on our connect request */
 static int await_established(struct rpma_conn *conn, int timeout_ms, enum rpma_conn_event *ev)
@@ -37,6 +163,12 @@ static int await_established(struct rpma_conn *conn, int timeout_ms, enum rpma_c
 	if (poll(&pfd, 1, timeout_ms + 1000) <= 0)
 		return RPMA_E_NO_EVENT;
 	return rpma_conn_next_event(conn, ev);
+}
+
+static void fail(struct link_attempt *a, bool permanent, const char *fmt, const char *arg)
+{
+	a->permanent = permanent;
+	snprintf(a->why, sizeof(a->why), fmt, arg);
 }
 
 static void peer_pdata(struct link_attempt *a, struct rpma_conn *conn)
@@ -57,29 +189,26 @@ static void peer_pdata(struct link_attempt *a, struct rpma_conn *conn)
 		/* a plain librpma or verbs receiver: the config's limit holds */
 		break;
 	case RPMAFS_PDATA_MALFORMED:
-		a->permanent = true;
-		snprintf(a->why, sizeof(a->why), "receiver's private data refused: %s", why);
+		fail(a, true, "receiver's private data refused: %s", why);
 		break;
 	}
 }
 
 static void connect_once(struct link_attempt *a)
 {
-	struct spool *sp = a->sp;
-	const struct rpmafs_peer_cfg *pc = sp->cfg;
+	const struct rpmafs_peer_cfg *pc = a->link->cfg.peer;
+	uint32_t depth = LINK_SQ_DEPTH(a->link->cfg.window);
 	struct rpma_conn_cfg *ccfg = NULL;
 	struct rpma_conn_req *req = NULL;
 	struct rpma_conn *conn = NULL;
-	struct device *dev;
 	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
 	uint8_t hdr[RPMAFS_PDATA_LEN];
 	struct rpma_conn_private_data pd = {.ptr = hdr, .len = sizeof(hdr)};
 	struct rpmafs_pdata mine = {.max_message = pc->max_message};
-	uint32_t depth = pool_nslots(sp->m->pool) + 4;
 	char port[8];
 	int ret;
 
-	ret = devices_get(sp->m->devices, pc->address, &dev, a->why, sizeof(a->why));
+	ret = devices_get(a->link->cfg.devices, pc->address, &a->dev, a->why, sizeof(a->why));
 	if (ret) {
 		a->permanent = ret == -EPERM;
 		return;
@@ -95,14 +224,14 @@ static void connect_once(struct link_attempt *a)
 	if (!ret)
 		ret = rpma_conn_cfg_set_rq_size(ccfg, 1);
 	if (ret) {
-		attempt_fail(a, false, "connection config: %s", rpma_err_2str(ret));
+		fail(a, false, "connection config: %s", rpma_err_2str(ret));
 		goto out;
 	}
 
 	snprintf(port, sizeof(port), "%u", pc->port);
-	ret = rpma_conn_req_new(dev->peer, pc->address, port, ccfg, &req);
+	ret = rpma_conn_req_new(a->dev->peer, pc->address, port, ccfg, &req);
 	if (ret) {
-		attempt_fail(a, false, "cannot reach %.200s: address or route resolution failed",
+		fail(a, false, "cannot reach %.200s: address or route resolution failed",
 			pc->address);
 		goto out;
 	}
@@ -110,37 +239,21 @@ static void connect_once(struct link_attempt *a)
 	rpmafs_pdata_encode(&mine, hdr);
 	ret = rpma_conn_req_connect(&req, &pd, &conn);
 	if (ret) {
-		attempt_fail(a, false, "connect request failed: %s", rpma_err_2str(ret));
+		fail(a, false, "connect request failed: %s", rpma_err_2str(ret));
 		goto out;
 	}
 
 	ret = await_established(conn, (int)pc->connect_timeout_ms, &ev);
 	if (ret || ev != RPMA_CONN_ESTABLISHED) {
-		attempt_fail(a, false, "connection %s",
-			ret ? "timed out" : rpma_utils_conn_event_2str(ev));
+		fail(a, false, "connection %s", ret ? "timed out" : rpma_utils_conn_event_2str(ev));
 		goto out;
 	}
 
 	peer_pdata(a, conn);
-	if (a->permanent)
-		goto out;
-
-	a->link = calloc(1, sizeof(*a->link));
-	if (!a->link) {
-		attempt_fail(a, false, "%s", "out of memory");
-		goto out;
+	if (!a->permanent) {
+		a->conn = conn;
+		conn = NULL;
 	}
-	a->link->sp = sp;
-	a->link->dev = dev;
-	a->link->conn = conn;
-	if (rpma_conn_get_cq(conn, &a->link->cq) || rpma_conn_get_event_fd(conn, &a->link->event_fd) ||
-		rpma_cq_get_fd(a->link->cq, &a->link->compl_fd)) {
-		attempt_fail(a, false, "%s", "connection has no completion queue");
-		free(a->link);
-		a->link = NULL;
-		goto out;
-	}
-	conn = NULL;
 out:
 	if (conn) {
 		rpma_conn_disconnect(conn);
@@ -150,68 +263,369 @@ out:
 	rpma_conn_cfg_delete(&ccfg);
 }
 
-static void *connect_thread(void *arg)
+static void *attempt_thread(void *arg)
 {
 	struct link_attempt *a = arg;
 
 	connect_once(a);
-	engine_deliver(a->sp->m->engine, a);
+	loop_run_soon(a->link->cfg.loop, &a->done_task);
 	return NULL;
 }
 
-int link_connect_async(struct spool *sp)
+/* ---- the connection's descriptors (loop thread) ---- */
+
+static void conn_free(void *arg)
+{
+	struct link_conn *c = arg;
+
+	rpma_conn_delete(&c->conn);
+	free(c);
+}
+
+static void on_cm_event(void *arg);
+static void on_cq(void *arg);
+
+/* watch a new connection's descriptors; NULL (why set) on failure */
+static struct link_conn *conn_attach(struct link_attempt *a)
+{
+	struct link_conn *c = calloc(1, sizeof(*c));
+	struct loop *loop = a->link->cfg.loop;
+	int ret;
+
+	if (!c) {
+		snprintf(a->why, sizeof(a->why), "out of memory");
+		return NULL;
+	}
+	c->link = a->link;
+	c->dev = a->dev;
+	c->conn = a->conn;
+	c->free_task = (struct loop_task){.fn = conn_free, .arg = c};
+	c->ev_watch = (struct loop_watch){.fn = on_cm_event, .arg = c};
+	c->cq_watch = (struct loop_watch){.fn = on_cq, .arg = c};
+	if (rpma_conn_get_cq(c->conn, &c->cq) || rpma_conn_get_event_fd(c->conn, &c->event_fd) ||
+		rpma_cq_get_fd(c->cq, &c->compl_fd)) {
+		snprintf(a->why, sizeof(a->why), "connection has no completion queue");
+		free(c);
+		return NULL;
+	}
+	/* the handlers drain each descriptor until it would block */
+	fcntl(c->event_fd, F_SETFL, fcntl(c->event_fd, F_GETFL) | O_NONBLOCK);
+	fcntl(c->compl_fd, F_SETFL, fcntl(c->compl_fd, F_GETFL) | O_NONBLOCK);
+	ret = loop_watch(loop, c->event_fd, &c->ev_watch);
+	if (!ret) {
+		ret = loop_watch(loop, c->compl_fd, &c->cq_watch);
+		if (ret)
+			loop_unwatch(loop, c->event_fd);
+	}
+	if (ret) {
+		snprintf(a->why, sizeof(a->why), "cannot watch the connection: %s", strerror(-ret));
+		free(c);
+		return NULL;
+	}
+	a->conn = NULL;
+	return c;
+}
+
+/* ---- the transitions ---- */
+
+/* CONNECTING (or about to be) -> BACKOFF or FAILED; loop thread, no lock held */
+static void attempt_failed(struct link *link, bool permanent, const char *why)
+{
+	const struct rpmafs_peer_cfg *pc = link->cfg.peer;
+
+	pthread_mutex_lock(&link->lock);
+	link->tried = true;
+	link->state = permanent ? LINK_FAILED : LINK_BACKOFF;
+	if (permanent || link->backoff_ms == LINK_BACKOFF_FIRST_MS)
+		log_warn("%s: cannot connect to %s:%u: %s", pc->name, pc->address, pc->port, why);
+	else
+		log_info("%s: cannot connect to %s:%u: %s", pc->name, pc->address, pc->port, why);
+	if (permanent)
+		link->backoff_ms = LINK_BACKOFF_CAP_MS;
+	schedule_retry_locked(link);
+	link->backoff_ms = doubled(link->backoff_ms);
+	pthread_mutex_unlock(&link->lock);
+	link->cfg.ops->on_down(link->cfg.ctx, LINK_ATTEMPT_FAILED, why);
+}
+
+/* BACKOFF or FAILED -> CONNECTING; under link->lock. 0 or why it cannot start. */
+static int start_attempt_locked(struct link *link, char *why, size_t whylen)
 {
 	struct link_attempt *a = calloc(1, sizeof(*a));
 	pthread_attr_t attr;
 	pthread_t tid;
 	int ret;
 
-	if (!a)
+	if (!a) {
+		snprintf(why, whylen, "cannot start a connection attempt: out of memory");
 		return -ENOMEM;
-	a->sp = sp;
-	engine_attempt_started(sp->m->engine);
+	}
+	a->link = link;
+	a->done_task = (struct loop_task){.fn = attempt_done, .arg = a};
+	link->state = LINK_CONNECTING;
+	link->retry_at_ms = 0;
+	/* the loop does not stop while the attempt may still hand it its result */
+	loop_hold(link->cfg.loop);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	ret = pthread_create(&tid, &attr, connect_thread, a);
+	ret = pthread_create(&tid, &attr, attempt_thread, a);
 	pthread_attr_destroy(&attr);
 	if (ret) {
-		snprintf(a->why, sizeof(a->why), "cannot start a connection thread: %s",
-			strerror(ret));
-		engine_deliver(sp->m->engine, a);
+		loop_release(link->cfg.loop);
+		free(a);
+		snprintf(why, whylen, "cannot start a connection thread: %s", strerror(ret));
+		return -ret;
 	}
 	return 0;
 }
 
-int link_post(struct link *link, struct msg *msg)
+/* the attempt's thread has ended: CONNECTING -> UP, BACKOFF or FAILED */
+static void attempt_done(void *arg)
 {
-	int flags = msg->signaled ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR;
-	const void *ctx = (const void *)(uintptr_t)msg->seq;
+	struct link_attempt *a = arg;
+	struct link *link = a->link;
+	struct link_conn *c = NULL;
+	bool stopping;
 
-	switch (msg->kind) {
-	case MSG_DATA:
-		return rpma_send(link->conn, link->dev->pool_mr, msg->offset, msg->len, flags, ctx);
-	case MSG_EMPTY:
-		return rpma_send(link->conn, NULL, 0, 0, flags, ctx);
-	case MSG_FENCE:
-		return rpma_write(link->conn, NULL, 0, NULL, 0, 0, RPMA_F_COMPLETION_ALWAYS, ctx);
+	pthread_mutex_lock(&link->lock);
+	stopping = link->stopping;
+	pthread_mutex_unlock(&link->lock);
+	if (a->conn && !stopping)
+		c = conn_attach(a);
+	if (a->conn) {
+		/* unmounting, or it cannot be watched: nobody will use it */
+		rpma_conn_disconnect(a->conn);
+		rpma_conn_delete(&a->conn);
+	}
+
+	if (c) {
+		pthread_mutex_lock(&link->lock);
+		link->state = LINK_UP;
+		link->cur = c;
+		link->tried = true;
+		link->backoff_ms = LINK_BACKOFF_FIRST_MS;
+		pthread_mutex_unlock(&link->lock);
+		link->cfg.ops->on_up(link->cfg.ctx, a->peer_max, a->credits);
+	} else if (stopping) {
+		pthread_mutex_lock(&link->lock);
+		link->state = LINK_BACKOFF;
+		link->retry_at_ms = 0;
+		pthread_mutex_unlock(&link->lock);
+	} else {
+		attempt_failed(link, a->permanent, a->why);
+	}
+	free(a);
+	loop_release(link->cfg.loop);
+}
+
+/* UP -> DRAINING; under link->lock. false when it was not up. */
+static bool begin_drain_locked(struct link *link, const char *reason)
+{
+	const struct rpmafs_peer_cfg *pc = link->cfg.peer;
+
+	if (link->state != LINK_UP)
+		return false;
+	link->state = LINK_DRAINING;
+	link->drained = false;
+	log_warn("%s: connection to %s lost: %s", pc->name, pc->address, reason);
+	rpma_conn_disconnect(link->cur->conn);
+	link->teardown_at_ms = now_ms() + LINK_TEARDOWN_GRACE_MS;
+	loop_arm(link->cfg.loop, link->teardown_at_ms);
+	return true;
+}
+
+/* DRAINING -> BACKOFF: the connection is freed after the batch; loop thread */
+static void end_drain(struct link *link)
+{
+	struct loop *loop = link->cfg.loop;
+	struct link_conn *c;
+
+	pthread_mutex_lock(&link->lock);
+	if (link->state != LINK_DRAINING) {
+		pthread_mutex_unlock(&link->lock);
+		return;
+	}
+	c = link->cur;
+	link->cur = NULL;
+	link->state = LINK_BACKOFF;
+	schedule_retry_locked(link);
+	pthread_mutex_unlock(&link->lock);
+
+	loop_unwatch(loop, c->event_fd);
+	loop_unwatch(loop, c->compl_fd);
+	c->dead = true;
+	loop_after_batch(loop, &c->free_task);
+	link->cfg.ops->on_down(link->cfg.ctx, LINK_DRAINED, "drained");
+}
+
+/* the user's count of what is still posted: a drain ends when it reaches 0 */
+static void outstanding(struct link *link, unsigned n)
+{
+	bool end;
+
+	pthread_mutex_lock(&link->lock);
+	end = link->state == LINK_DRAINING && n == 0;
+	pthread_mutex_unlock(&link->lock);
+	if (end)
+		end_drain(link);
+}
+
+/* the connection is gone under us (CM event, channel failure): UP -> DRAINING */
+static void lost(struct link *link, const char *reason)
+{
+	bool was_up;
+
+	pthread_mutex_lock(&link->lock);
+	was_up = begin_drain_locked(link, reason);
+	pthread_mutex_unlock(&link->lock);
+	if (was_up)
+		outstanding(link, link->cfg.ops->on_down(link->cfg.ctx, LINK_LOST, reason));
+}
+
+void link_drop(struct link *link, const char *reason, unsigned outstanding_now)
+{
+	pthread_mutex_lock(&link->lock);
+	if (begin_drain_locked(link, reason) && outstanding_now == 0) {
+		/* nothing to wait for: the loop ends the drain at its next tick */
+		link->drained = true;
+		loop_kick(link->cfg.loop);
+	}
+	pthread_mutex_unlock(&link->lock);
+}
+
+static void on_cm_event(void *arg)
+{
+	struct link_conn *c = arg;
+	enum rpma_conn_event ev;
+	int ret;
+
+	while (!c->dead) {
+		ret = rpma_conn_next_event(c->conn, &ev);
+		if (ret == RPMA_E_NO_EVENT)
+			return;
+		if (ret) {
+			lost(c->link, "connection event channel failed");
+			return;
+		}
+		if (ev != RPMA_CONN_ESTABLISHED)
+			lost(c->link, rpma_utils_conn_event_2str(ev));
+	}
+}
+
+static void on_cq(void *arg)
+{
+	struct link_conn *c = arg;
+	struct link *link = c->link;
+	struct ibv_wc wc[WC_BATCH];
+	int n, ret;
+
+	if (c->dead)
+		return;
+	ret = rpma_cq_wait(c->cq);
+	if (ret && ret != RPMA_E_NO_COMPLETION) {
+		lost(link, "completion channel failed");
+		return;
+	}
+	for (;;) {
+		ret = rpma_cq_get_wc(c->cq, WC_BATCH, wc, &n);
+		if (ret == RPMA_E_NO_COMPLETION)
+			break;
+		if (ret) {
+			lost(link, "cannot poll the completion queue");
+			break;
+		}
+		outstanding(link, link->cfg.ops->on_completions(link->cfg.ctx, wc, n));
+		if (n < WC_BATCH || c->dead)
+			break;
+	}
+}
+
+uint64_t link_tick(struct link *link, uint64_t now)
+{
+	char why[128];
+	uint64_t next = 0;
+	bool start_failed = false, drain_over = false;
+
+	pthread_mutex_lock(&link->lock);
+	switch (link->state) {
+	case LINK_BACKOFF:
+	case LINK_FAILED:
+		if (link->stopping || !link->retry_at_ms)
+			break;
+		if (link->retry_at_ms > now)
+			next = link->retry_at_ms;
+		else
+			start_failed = start_attempt_locked(link, why, sizeof(why)) != 0;
+		break;
+	case LINK_DRAINING:
+		if (link->drained || link->teardown_at_ms <= now)
+			drain_over = true;
+		else
+			next = link->teardown_at_ms;
+		break;
+	case LINK_CONNECTING:
+	case LINK_UP:
+		break;
+	}
+	pthread_mutex_unlock(&link->lock);
+
+	/* an attempt that cannot even start is a failed attempt: retried after the back-off */
+	if (start_failed)
+		attempt_failed(link, false, why);
+	if (drain_over)
+		end_drain(link);
+	pthread_mutex_lock(&link->lock);
+	if ((start_failed || drain_over) && link->retry_at_ms)
+		next = link->retry_at_ms;
+	pthread_mutex_unlock(&link->lock);
+	return next;
+}
+
+int link_post(struct link *link, enum link_op op, size_t offset, uint32_t len, uint64_t wr_id,
+	bool signaled)
+{
+	struct link_conn *c = link->cur; /* stable while UP: see link_post in link.h */
+	int flags = signaled ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR;
+	const void *ctx = (const void *)(uintptr_t)wr_id;
+
+	if (!c)
+		return RPMA_E_INVAL;
+	switch (op) {
+	case LINK_SEND:
+		return rpma_send(c->conn, c->dev->pool_mr, offset, len, flags, ctx);
+	case LINK_SEND_EMPTY:
+		return rpma_send(c->conn, NULL, 0, 0, flags, ctx);
+	case LINK_FENCE:
+		return rpma_write(c->conn, NULL, 0, NULL, 0, 0, RPMA_F_COMPLETION_ALWAYS, ctx);
 	}
 	return RPMA_E_INVAL;
 }
 
-void link_disconnect(struct link *link)
+void link_stop(struct link *link)
 {
-	if (link->conn)
-		rpma_conn_disconnect(link->conn);
+	pthread_mutex_lock(&link->lock);
+	link->stopping = true;
+	link->retry_at_ms = 0;
+	pthread_mutex_unlock(&link->lock);
 }
 
-void link_delete(struct link **link_ptr)
+void link_close(struct link *link)
 {
-	struct link *link = *link_ptr;
+	struct link_conn *c;
 
-	if (!link)
-		return;
-	if (link->conn)
-		rpma_conn_delete(&link->conn);
-	free(link);
-	*link_ptr = NULL;
+	pthread_mutex_lock(&link->lock);
+	c = link->cur;
+	link->cur = NULL;
+	if (link->state == LINK_UP || link->state == LINK_DRAINING) {
+		if (link->state == LINK_UP)
+			rpma_conn_disconnect(c->conn);
+		link->state = LINK_BACKOFF;
+	}
+	link->retry_at_ms = 0;
+	pthread_mutex_unlock(&link->lock);
+	if (c) {
+		loop_unwatch(link->cfg.loop, c->event_fd);
+		loop_unwatch(link->cfg.loop, c->compl_fd);
+		conn_free(c);
+	}
 }

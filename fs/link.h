@@ -1,63 +1,130 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * link.h -- a spool's RDMA connection: made, used, torn down
+ * link.h -- the RDMA connection to one peer, and everything about its life
  *
- * Connecting blocks (address and route resolution, the CM handshake), so
- * each attempt runs in a short-lived thread of its own and hands its result
- * to the engine thread, which owns the link from then on.
+ * A link is one state machine (see link.c for all of it in one place):
+ *
+ *	LINK_BACKOFF -> LINK_CONNECTING -> LINK_UP -> LINK_DRAINING -> LINK_BACKOFF
+ *	                       |                                          ^
+ *	                       +--- the attempt failed -------------------+
+ *	                       +--- failed for good ---> LINK_FAILED -----+ (after the cap)
+ *
+ * BACKOFF waits out the reconnection delay (100 ms, doubled after each
+ * failed attempt up to 5 s, back to 100 ms once connected). CONNECTING is
+ * one attempt, in a short-lived thread of its own (address and route
+ * resolution and the CM handshake block). UP posts. DRAINING has lost the
+ * connection (a CM event, a failed completion, or the user said so with
+ * link_drop) and waits for the flush completions of what is still
+ * outstanding, at most the teardown grace. FAILED is an attempt that
+ * retrying alone will not mend (the receiver's private data is malformed,
+ * the pool cannot be registered): the link tries again only after the cap.
+ *
+ * The link reports upward only through struct link_ops, always from the
+ * loop thread and with no lock of its own held; it never sees messages.
  */
 #ifndef RPMAFS_LINK_H
 #define RPMAFS_LINK_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-struct spool;
-struct msg;
-struct device;
-struct rpma_conn;
-struct rpma_cq;
+#include <infiniband/verbs.h>
 
-/* what epoll reports a link's descriptors as */
-enum engine_src_type { SRC_WAKE, SRC_TIMER, SRC_EVENT, SRC_CQ };
-struct engine_src {
-	enum engine_src_type type;
-	struct link *link;
+#include "config.h"
+
+struct loop;
+struct devices;
+struct link;
+
+/* reconnection back-off: doubled after each failed attempt, up to the cap */
+#define LINK_BACKOFF_FIRST_MS 100
+#define LINK_BACKOFF_CAP_MS 5000
+/* how long flush completions may take after a connection is lost */
+#define LINK_TEARDOWN_GRACE_MS 2000
+
+/*
+ * The send window and the send queue, one constraint: a spool keeps at
+ * most LINK_WINDOW(nslots) sends in flight -- every pool slot holding a
+ * message, plus two 0-byte messages (they hold no slot) -- and the send
+ * queue has room for the window, a fence and one spare.
+ */
+#define LINK_WINDOW(nslots) ((nslots) + 2)
+#define LINK_SQ_DEPTH(window) ((window) + 2)
+
+enum link_state {
+	LINK_BACKOFF,
+	LINK_CONNECTING,
+	LINK_UP,
+	LINK_DRAINING,
+	LINK_FAILED,
 };
 
-struct link {
-	struct spool *sp;
-	struct device *dev;
-	struct rpma_conn *conn;
-	struct rpma_cq *cq;
-	int event_fd, compl_fd;
-	struct engine_src ev_src, cq_src;
-	bool down;		/* lost or being closed: no more posts */
-	bool error_seen;	/* a failed completion was recorded since up */
-	struct link *next_dead;
+/* why on_down is called */
+enum link_down {
+	LINK_LOST,	     /* UP -> DRAINING: post nothing more */
+	LINK_DRAINED,	     /* DRAINING -> BACKOFF: what is still outstanding never completes */
+	LINK_ATTEMPT_FAILED, /* CONNECTING -> BACKOFF or FAILED */
 };
 
-/* the outcome of one connection attempt, delivered to the engine */
-struct link_attempt {
-	struct spool *sp;
-	struct link *link;	/* NULL when the attempt failed */
-	bool permanent;		/* retrying will not help without a change */
-	uint32_t peer_max;	/* the receiver's advertised limit, 0: none */
-	unsigned credits;	/* the receiver's posted receives, 0: unknown */
-	char why[256];
-	struct link_attempt *next;
+struct link_ops {
+	/* the connection is up: the receiver's limit (0: none), its receives (0: unknown) */
+	void (*on_up)(void *ctx, uint32_t peer_max_message, unsigned credits);
+	/* completions reaped, oldest first; returns the posts still outstanding */
+	unsigned (*on_completions)(void *ctx, const struct ibv_wc *wc, int n);
+	/* the link is not up (reason: for the status and the log); returns as above */
+	unsigned (*on_down)(void *ctx, enum link_down why, const char *reason);
 };
 
-/* link_connect_async -- start an attempt for sp; the engine gets the result */
-int link_connect_async(struct spool *sp);
+struct link_cfg {
+	const struct rpmafs_peer_cfg *peer;
+	struct devices *devices;
+	struct loop *loop;
+	unsigned window; /* the most sends ever in flight (the SQ is sized from it) */
+	const struct link_ops *ops;
+	void *ctx;
+};
 
-/* link_post -- post msg on the link (signaled or not as msg says) */
-int link_post(struct link *link, struct msg *msg);
+/* link_new -- a link in LINK_BACKOFF, first attempt due at once; 0 or -ENOMEM */
+int link_new(const struct link_cfg *cfg, struct link **link_ptr);
 
-/* link_disconnect -- start an orderly close; completions flush */
-void link_disconnect(struct link *link);
-
-/* link_delete -- free the connection and the link; NULLs the pointer */
+/* link_delete -- free a closed link (see link_close); NULLs the pointer */
 void link_delete(struct link **link_ptr);
+
+/* link_tick -- loop thread: start a due attempt, end an overdue drain; next deadline */
+uint64_t link_tick(struct link *link, uint64_t now);
+
+enum link_op {
+	LINK_SEND,	 /* rpma_send of len bytes at offset in the registered pool */
+	LINK_SEND_EMPTY, /* a 0-byte message: rpma_send(conn, NULL, 0, 0, ...) */
+	LINK_FENCE,	 /* a 0-byte RDMA WRITE, always signaled */
+};
+
+/*
+ * link_post -- post one work request whose completion carries wr_id; only
+ * while UP (between on_up and on_down(LINK_LOST) or link_drop). Returns 0 or
+ * an RPMA_E_* value.
+ */
+int link_post(struct link *link, enum link_op op, size_t offset, uint32_t len, uint64_t wr_id,
+	bool signaled);
+
+/*
+ * link_drop -- the user saw the connection fail (a failed completion or
+ * post, a send overdue): UP -> DRAINING, no callback. outstanding is what
+ * is still posted; any thread, the caller's lock may be held.
+ */
+void link_drop(struct link *link, const char *reason, unsigned outstanding);
+
+/* link_stop -- unmounting: start no more attempts; any thread */
+void link_stop(struct link *link);
+
+/* link_close -- after the loop stopped: disconnect and free the connection */
+void link_close(struct link *link);
+
+/* link_state -- the state now */
+enum link_state link_state(struct link *link);
+
+/* link_status -- the state for the status file: connecting | connected | reconnecting | failed */
+const char *link_status(struct link *link);
 
 #endif /* RPMAFS_LINK_H */

@@ -6,9 +6,9 @@
  *	rpmafs CONFIG MOUNTPOINT [-o OPTIONS]	(the form mount.fuse3 uses)
  *
  * Start-up: load and check the config (exit 2 on any error, nothing
- * mounted), map the request pool, mount, start the completion thread and
- * the FUSE workers. Shut-down (fusermount3 -u, SIGTERM, SIGINT): stop the
- * workers, let what is in flight complete, disconnect, exit.
+ * mounted), then mount.c: map the request pool, mount, start the loop
+ * thread and the FUSE workers. Shut-down (fusermount3 -u, SIGTERM, SIGINT):
+ * stop the workers, let what is in flight complete, disconnect, exit.
  */
 
 #include <errno.h>
@@ -23,28 +23,13 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "devices.h"
-#include "engine.h"
 #include "log.h"
-#include "memlock.h"
-#include "notify.h"
 #include "mount.h"
 #include "ops.h"
-#include "pool.h"
-#include "workers.h"
 
 #define DEFAULT_CONFIG "/etc/rpmafs.ini"
 #define DEFAULT_WORKERS 4
 #define MAX_WORKERS 64
-/*
- * libfuse reads each request with one read(2) of its bufsize: 256 pages for
- * the largest write plus a page for the headers (libfuse 3.14). Every pool
- * buffer must hold that much.
- */
-#define FUSE_READ_SIZE (256 * 4096 + 4096)
-/* the longest we wait at unmount for queued and in-flight messages */
-#define DRAIN_CAP_MS 30000
-
 struct options {
 	char *config;
 	char *positional[2];
@@ -128,55 +113,6 @@ static void usage(const char *prog)
 		prog, prog, DEFAULT_WORKERS);
 }
 
-uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-uint64_t now_ms_coarse(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-void now_coarse(struct timespec *ts)
-{
-	clock_gettime(CLOCK_REALTIME_COARSE, ts);
-}
-
-/* wait for queued and in-flight messages, as long as send_timeout allows */
-static void drain(struct mount *m)
-{
-	uint64_t cap = 0, deadline;
-
-	for (unsigned i = 0; i < m->nspools; i++)
-		if (m->spools[i].cfg->send_timeout_ms > cap)
-			cap = m->spools[i].cfg->send_timeout_ms;
-	cap += 2000;
-	if (cap > DRAIN_CAP_MS)
-		cap = DRAIN_CAP_MS;
-	deadline = now_ms() + cap;
-	for (;;) {
-		unsigned busy = 0;
-
-		for (unsigned i = 0; i < m->nspools; i++)
-			busy += spool_busy(&m->spools[i]);
-		if (!busy)
-			return;
-		if (now_ms() >= deadline) {
-			log_warn("unmount: %u messages not settled after %llu ms: counted failed",
-				busy, (unsigned long long)cap);
-			return;
-		}
-		poll(NULL, 0, 10);
-	}
-}
-
 /* sleep until a signal asks us to stop or the workers end (unmounted) */
 static void wait_for_end(int sfd, int done_fd, struct mount *m)
 {
@@ -203,16 +139,12 @@ static void wait_for_end(int sfd, int done_fd, struct mount *m)
 static int run(struct mount *m, struct fuse_args *args, const struct options *o)
 {
 	sigset_t stop_signals;
-	char state[PATH_MAX + 64];
 	int sfd = -1, done_fd = -1, ret = 1;
 
-	m->se = fuse_session_new(args, &rpmafs_ops, sizeof(rpmafs_ops), m);
-	if (!m->se)
+	if (mount_fuse(m, args, &rpmafs_ops))
 		return 1;
-	if (fuse_session_mount(m->se, m->mountpoint) != 0)
-		goto out_session;
 	if (fuse_daemonize(o->foreground) != 0)
-		goto out_unmount;
+		goto out;
 	log_setup(m->cfg->log_level, !o->foreground);
 
 	/* SIGINT, SIGTERM, SIGHUP go to the signalfd, never to a thread */
@@ -226,117 +158,21 @@ static int run(struct mount *m, struct fuse_args *args, const struct options *o)
 	done_fd = eventfd(0, EFD_CLOEXEC);
 	if (sfd < 0 || done_fd < 0) {
 		log_err("cannot set up signal handling: %s", strerror(errno));
-		goto out_unmount;
+		goto out;
 	}
 
-	if (engine_start(m->engine)) {
-		log_err("cannot start the completion thread");
-		goto out_unmount;
+	if (mount_start(m, done_fd) == 0) {
+		wait_for_end(sfd, done_fd, m);
+		ret = 0;
 	}
-	for (unsigned i = 0; i < m->nspools; i++)
-		engine_arm(m->engine, 1);
-	if (workers_start(m, done_fd)) {
-		log_err("cannot start the FUSE workers");
-		workers_stop(m);
-		goto out_engine;
-	}
-	log_notice("mounted %s: %u peers, %u request buffers of %zu KiB", m->mountpoint,
-		m->nspools, pool_nslots(m->pool), pool_slot_size(m->pool) / 1024);
-	/*
-	 * Ready: the directory is mounted and every spool takes writes (a
-	 * write before its peer is up waits for it, up to send_timeout_ms).
-	 */
-	snprintf(state, sizeof(state), "READY=1\nSTATUS=mounted %s: %u peers", m->mountpoint,
-		m->nspools);
-	ret = notify_service(state);
-	if (ret)
-		log_warn("cannot tell the service manager we are ready (NOTIFY_SOCKET): %s",
-			strerror(-ret));
-
-	wait_for_end(sfd, done_fd, m);
-	notify_service("STOPPING=1");
-	workers_stop(m);
-	ret = 0;
-out_engine:
-	fuse_session_unmount(m->se);
-	drain(m);
-	m->stopping = true;
-	engine_stop(m->engine);
-	goto out_session;
-out_unmount:
-	fuse_session_unmount(m->se);
-out_session:
-	fuse_session_destroy(m->se);
-	m->se = NULL;
+	mount_stop(m);
+out:
+	mount_close(m);
 	if (sfd >= 0)
 		close(sfd);
 	if (done_fd >= 0)
 		close(done_fd);
 	return ret;
-}
-
-static int setup(struct mount *m, const struct options *o)
-{
-	struct memlock_plan plan;
-	unsigned nbuf, rdma_peers = 0;
-	char why[1024];
-	int ret;
-
-	m->uid = getuid();
-	m->gid = getgid();
-	m->allow_other = o->allow_other;
-	now_coarse(&m->mounted_at); /* the same clock as the message times */
-	pthread_mutex_init(&m->turn, NULL);
-	m->nworkers = o->workers ? o->workers : DEFAULT_WORKERS;
-
-	/* slots buffers for messages, plus one for each worker to read into */
-	for (size_t i = 0; i < m->cfg->npeers; i++)
-		rdma_peers += m->cfg->peers[i].type != RPMAFS_PEER_NULL;
-	if (memlock_plan(m->cfg->slots, m->cfg->slots_set, RPMAFS_CFG_DEFAULT_SLOTS,
-		    RPMAFS_CFG_SLOTS_MIN, m->nworkers, FUSE_READ_SIZE, rdma_peers, &plan, why,
-		    sizeof(why))) {
-		fprintf(stderr, "rpmafs: %s\n", why);
-		return 1;
-	}
-	if (plan.sized)
-		log_notice("slots = %u: the pool of (%u slots + %u workers) x %u KiB fits in "
-			   "RLIMIT_MEMLOCK (%llu KiB, %llu KiB kept for the RDMA provider); set "
-			   "'slots' in [rpmafs] to choose",
-			plan.slots, plan.slots, m->nworkers, FUSE_READ_SIZE / 1024, plan.limit / 1024,
-			plan.reserve / 1024);
-	m->cfg->slots = plan.slots;
-	nbuf = m->cfg->slots + m->nworkers;
-	ret = pool_new(nbuf, FUSE_READ_SIZE, &m->pool);
-	if (ret) {
-		fprintf(stderr, "rpmafs: cannot map %u request buffers: %s\n", nbuf,
-			strerror(-ret));
-		return 1;
-	}
-	if (devices_new(m->pool, &m->devices) || engine_new(m, &m->engine)) {
-		fprintf(stderr, "rpmafs: out of memory\n");
-		return 1;
-	}
-	m->nspools = (unsigned)m->cfg->npeers;
-	m->spools = calloc(m->nspools, sizeof(*m->spools));
-	if (!m->spools) {
-		fprintf(stderr, "rpmafs: out of memory\n");
-		return 1;
-	}
-	for (unsigned i = 0; i < m->nspools; i++)
-		spool_init(&m->spools[i], m, i, &m->cfg->peers[i]);
-	return 0;
-}
-
-static void teardown(struct mount *m)
-{
-	for (unsigned i = 0; m->spools && i < m->nspools; i++)
-		spool_fini(&m->spools[i]);
-	free(m->spools);
-	engine_delete(&m->engine);
-	devices_delete(&m->devices);
-	pool_delete(&m->pool);
-	rpmafs_cfg_delete(&m->cfg);
-	pthread_mutex_destroy(&m->turn);
 }
 
 int main(int argc, char *argv[])
@@ -392,10 +228,10 @@ int main(int argc, char *argv[])
 		fuse_opt_add_arg(&args, "-o") || fuse_opt_add_arg(&args, mount_opts))
 		goto out;
 
-	ret = setup(&m, &o);
+	ret = mount_setup(&m, o.workers ? o.workers : DEFAULT_WORKERS, o.allow_other);
 	if (ret == 0)
 		ret = run(&m, &args, &o);
-	teardown(&m);
+	mount_teardown(&m);
 out:
 	fuse_opt_free_args(&args);
 	free(o.positional[0]);

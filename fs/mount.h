@@ -1,80 +1,69 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * mount.h -- the state of one mounted spool directory
+ * mount.h -- one mounted spool directory: set-up, teardown, the inode map
+ *
+ * mount_setup() turns the config into the pool, the devices, the loop and
+ * one spool per peer; mount_fuse() makes the FUSE session and mounts it;
+ * mount_start() starts the loop thread and the workers; mount_stop() stops
+ * the workers, unmounts, drains what is in flight and stops the loop;
+ * mount_close() and mount_teardown() free the rest. Each may be called
+ * after the one before it failed.
  */
 #ifndef RPMAFS_MOUNT_H
 #define RPMAFS_MOUNT_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <pthread.h>
 #include <sys/types.h>
 #include <time.h>
 
 #include "spool.h"
 
-/*
- * The largest write FUSE hands over in one request whatever the alignment
- * of the writer's buffer: the kernel passes at most 256 pages per request,
- * and a buffer that does not start on a page boundary needs one of them for
- * its first partial page. max_write is set one byte above this, so a write
- * larger than the limit still arrives whole (and fails with EMSGSIZE)
- * instead of being split into two messages.
- */
-#define FUSE_ATOMIC_WRITE_MAX (256u * 4096u - 4096u)
-
-/* reconnection back-off: doubled after each failure, up to the cap */
-#define BACKOFF_FIRST_MS 100
-#define BACKOFF_CAP_MS 5000
-
-struct pool;
-struct devices;
-struct engine;
-struct worker;
+struct loop;
+struct workers;
 
 struct mount {
 	struct rpmafs_cfg *cfg;
 	char *mountpoint;
 	struct fuse_session *se;
+	bool mounted;
 	struct pool *pool;
 	struct devices *devices;
-	struct engine *engine;
+	struct loop *loop;
+	bool loop_running;
+	struct spool_env env;	/* what every spool shares */
 
 	unsigned nspools;
 	struct spool *spools;
 
-	/*
-	 * Workers take turns reading /dev/fuse and handle each request before
-	 * passing the turn on, so messages enter their spool in the order the
-	 * kernel queued the writes; only waiting for a buffer happens outside.
-	 */
-	pthread_mutex_t turn;
 	unsigned nworkers;
-	struct worker *workers;
+	struct workers *workers;
 
 	uid_t uid;
 	gid_t gid;
 	bool allow_other;
 	struct timespec mounted_at;
-	atomic_bool stopping;
 };
 
-/* monotonic milliseconds */
-uint64_t now_ms(void);
+/* mount_setup -- m->cfg loaded: pool, devices, loop, spools; 0, or 1 (said on stderr) */
+int mount_setup(struct mount *m, unsigned nworkers, bool allow_other);
 
-/*
- * now_ms_coarse -- monotonic milliseconds as of the last clock tick (up to
- * one tick behind, 4 ms at HZ=250), and now_coarse -- the same for the
- * wall clock. For the per-message clock readings: the coarse clocks are
- * always answered in the vDSO, while the precise ones make a system call
- * where the clock source cannot be read from user space (in the lab VM, 3
- * of them per message). File timestamps in the kernel are tick-coarse too.
- */
-uint64_t now_ms_coarse(void);
-void now_coarse(struct timespec *ts);
+/* mount_fuse -- the FUSE session over ops, mounted on m->mountpoint; 0 or -1 */
+int mount_fuse(struct mount *m, struct fuse_args *args, const struct fuse_lowlevel_ops *ops);
 
-/* ino helpers: 1 is the root, then two inodes per spool */
+/* mount_start -- the loop thread, the first connection attempts, the workers; 0 or -1 */
+int mount_start(struct mount *m, int done_fd);
+
+/* mount_stop -- stop the workers, unmount, drain (bounded), stop the loop, close spools */
+void mount_stop(struct mount *m);
+
+/* mount_close -- unmount if still mounted and free the FUSE session */
+void mount_close(struct mount *m);
+
+/* mount_teardown -- free what mount_setup made, and the config */
+void mount_teardown(struct mount *m);
+
+/* the inode map: 1 is the root, then two inodes per spool */
 static inline fuse_ino_t spool_ino(unsigned index)
 {
 	return 2 + 2 * (fuse_ino_t)index;

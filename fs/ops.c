@@ -7,7 +7,7 @@
  *	/<peer>.status	0400 key: value text of the peer's figures
  *
  * Nothing can be created, renamed or removed (EPERM); a spool file cannot be
- * opened for reading (EACCES). See SPEC §4 and rpmafs(8).
+ * opened for reading (EACCES). See docs/design.md §4 and rpmafs(8).
  */
 
 #include <errno.h>
@@ -33,19 +33,6 @@
 static struct mount *mount_of(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
-}
-
-struct spool *mount_spool_of(struct mount *m, fuse_ino_t ino, bool *is_status)
-{
-	unsigned index;
-
-	if (ino < 2)
-		return NULL;
-	index = (unsigned)((ino - 2) / 2);
-	if (index >= m->nspools)
-		return NULL;
-	*is_status = (ino - 2) % 2 == 1;
-	return &m->spools[index];
 }
 
 static void fill_attr(struct mount *m, fuse_ino_t ino, struct stat *st)
@@ -360,16 +347,10 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	fuse_reply_buf(req, fh->text + off, size);
 }
 
-/*
- * A write that fails without sending anything is counted refused, whatever
- * the reason: every write is then either posted or refused (SPEC 4.2,
- * "nothing is ever dropped silently").
- */
+/* a write that fails before it becomes a message: counted refused (spool_refuse) */
 static void refuse_write(struct spool *sp, fuse_req_t req, int err)
 {
-	pthread_mutex_lock(&sp->lock);
-	sp->st.refused++;
-	pthread_mutex_unlock(&sp->lock);
+	spool_refuse(sp);
 	fuse_reply_err(req, err);
 }
 
@@ -390,15 +371,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 
 	(void)ino;
 	(void)off;
-	pthread_mutex_lock(&sp->lock);
-	fh->written = true;
-	err = fh->error;
-	fh->error = 0;
-	if (!err && size > sp->max_message)
-		err = EMSGSIZE;
-	if (!err && nonblock && sp->state != SPOOL_CONNECTED)
-		err = EAGAIN;
-	pthread_mutex_unlock(&sp->lock);
+	err = spool_write_check(sp, fh, size, nonblock);
 	if (err) {
 		/* EIO here reports an earlier message; this one is not sent either */
 		refuse_write(sp, req, err);
@@ -410,16 +383,14 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		refuse_write(sp, req, ENOMEM);
 		return;
 	}
-	err = workers_take_buffer(m, buf, nonblock, &slot);
+	err = workers_take_buffer(buf, nonblock, &slot);
 	if (err == -EINVAL) {
 		/* not in our pool (cannot happen with our reader): copy, and count it */
 		err = pool_get(m->pool, !nonblock, &slot);
 		if (!err) {
 			memcpy(pool_slot_ptr(m->pool, slot), buf, size);
 			buf = pool_slot_ptr(m->pool, slot);
-			pthread_mutex_lock(&sp->lock);
-			sp->st.payload_copies++;
-			pthread_mutex_unlock(&sp->lock);
+			spool_count_copy(sp);
 		}
 	}
 	if (err) {
@@ -444,7 +415,7 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	(void)ino;
 	/* close(2) reports an earlier async failure, once; it does not wait */
-	fuse_reply_err(req, fh->text ? 0 : spool_take_error(fh->sp, fh));
+	fuse_reply_err(req, fh->text ? 0 : spool_take_error(fh->sp, fh, NULL));
 }
 
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)

@@ -3,7 +3,8 @@
 #ifndef RPMAFS_OPS_H
 #define RPMAFS_OPS_H
 
-#include "spool.h"
+#define FUSE_USE_VERSION 34
+#include <fuse_lowlevel.h>
 
 extern const struct fuse_lowlevel_ops rpmafs_ops;
 

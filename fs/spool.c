@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * spool.c -- a peer's messages: queued, posted, completed (see spool.h)
+ * spool.c -- a peer's messages: queued, posted, finished (see spool.h)
  *
  * The data path in one place: spool_submit() queues a message and posts
- * what the connection and the window allow (rpma_send from the pool buffer
- * the kernel wrote the request into); spool_completions() takes the
- * completions the engine reaped, in order, and settles each message:
- * counters, the FUSE reply it owes, its buffer back to the pool.
+ * what the connection and the window allow (from the pool buffer the
+ * kernel wrote the request into); on_completions() takes the completions
+ * the link reaped, in order, and finishes each message. The connection's
+ * life is the link's (link.c); this file hears of it through link_ops.
+ * Lock order: sp->lock, then the link's, the pool's, the loop's. No FUSE
+ * reply is sent with sp->lock held: they are collected (msg.h) and sent
+ * after the unlock.
  */
 
 #include <errno.h>
@@ -16,17 +19,16 @@
 
 #include <librpma.h>
 
-#include "engine.h"
+#include "clock.h"
 #include "link.h"
 #include "log.h"
-#include "mount.h"
+#include "loop.h"
+#include "msg.h"
 #include "pool.h"
 #include "spool.h"
 
 /* how long unsignaled sends may stay unconfirmed before a fence is posted */
 #define FENCE_DELAY_MS 2
-/* how long flush completions may take after a connection is lost */
-#define TEARDOWN_GRACE_MS 2000
 /*
  * A send that has not completed after send_timeout_ms (at least this long)
  * means the peer is gone without a word: Soft-RoCE, for one, retries
@@ -41,84 +43,40 @@ static uint64_t in_flight_timeout(const struct spool *sp)
 		IN_FLIGHT_TIMEOUT_MIN_MS;
 }
 
-static void msgq_push(struct msgq *q, struct msg *msg)
+static void pending_push(struct spool *sp, struct msg *msg)
 {
-	msg->next = NULL;
-	if (q->tail)
-		q->tail->next = msg;
-	else
-		q->head = msg;
-	q->tail = msg;
-	q->count++;
+	msgq_push(&sp->pending, msg);
+	sp->st.pending++;
 }
 
-static struct msg *msgq_pop(struct msgq *q)
+static struct msg *pending_pop(struct spool *sp)
 {
-	struct msg *msg = q->head;
+	struct msg *msg = msgq_pop(&sp->pending);
 
-	if (msg) {
-		q->head = msg->next;
-		if (!q->head)
-			q->tail = NULL;
-		q->count--;
-		msg->next = NULL;
-	}
+	if (msg)
+		sp->st.pending--;
 	return msg;
 }
 
-const char *spool_state_str(enum spool_state s)
-{
-	switch (s) {
-	case SPOOL_CONNECTING:
-		return "connecting";
-	case SPOOL_CONNECTED:
-		return "connected";
-	case SPOOL_RECONNECTING:
-		return "reconnecting";
-	case SPOOL_FAILED:
-		return "failed";
-	}
-	return "unknown";
-}
+/* ---- errors and attributes ---- */
 
 static void set_error(struct spool *sp, const char *text)
 {
 	snprintf(sp->st.last_error, sizeof(sp->st.last_error), "%.*s",
 		(int)sizeof(sp->st.last_error) - 1, text);
+	sp->st.error_recorded = true;
 }
 
-void spool_init(struct spool *sp, struct mount *m, unsigned index,
-	const struct rpmafs_peer_cfg *cfg)
+/* invalidate the kernel's cached attributes if it has any (see getattr) */
+static void attrs_changed(struct spool *sp)
 {
-	memset(sp, 0, sizeof(*sp));
-	sp->cfg = cfg;
-	sp->m = m;
-	sp->index = index;
-	sp->ino = spool_ino(index);
-	sp->status_ino = status_ino(index);
-	pthread_mutex_init(&sp->lock, NULL);
-	sp->max_message = cfg->max_message < FUSE_ATOMIC_WRITE_MAX ? cfg->max_message :
-		FUSE_ATOMIC_WRITE_MAX;
-	sp->next_seq = 1;
-	sp->backoff_ms = BACKOFF_FIRST_MS;
-	sp->st.last_wc_status = -1;
-	set_error(sp, "none");
-	if (cfg->type == RPMAFS_PEER_NULL) {
-		sp->state = SPOOL_CONNECTED;
-	} else {
-		sp->state = SPOOL_CONNECTING;
-		sp->retry_at_ms = 1; /* at once */
-	}
-}
-
-void spool_fini(struct spool *sp)
-{
-	pthread_mutex_destroy(&sp->lock);
+	if (atomic_exchange(&sp->attr_cached, false) && sp->env->se)
+		fuse_lowlevel_notify_inval_inode(sp->env->se, sp->ino, -1, 0);
 }
 
 /* ---- handles ---- */
 
-void handle_put_locked(struct handle *fh)
+static void handle_put_locked(struct handle *fh)
 {
 	if (--fh->refs == 0) {
 		free(fh->text);
@@ -126,94 +84,145 @@ void handle_put_locked(struct handle *fh)
 	}
 }
 
-/* answer the fsyncs waiting on fh once its messages are all settled */
-static void fsync_check_locked(struct handle *fh)
+/* answer the fsyncs waiting on fh once its messages are all finished */
+static void fsync_check_locked(struct handle *fh, struct replies *rs)
 {
-	struct fsync_wait *w;
+	struct reply *w;
 
 	if (fh->in_flight)
 		return;
 	while ((w = fh->fsyncs)) {
 		fh->fsyncs = w->next;
-		if (fh->error) {
-			fuse_reply_err(w->req, fh->error);
-			fh->error = 0;
-		} else {
-			fuse_reply_err(w->req, 0);
-		}
-		free(w);
+		w->err = fh->error;
+		fh->error = 0;
+		replies_add(rs, w);
 	}
 }
 
-/* ---- settling a message ---- */
+/* ---- finishing a message: the one place ---- */
 
-static void release_msg(struct spool *sp, struct msg *msg)
+enum msg_end {
+	END_CONFIRMED, /* posted, completed with IBV_WC_SUCCESS */
+	END_FAILED,    /* posted, completed with an error (or could not be posted) */
+	END_REFUSED,   /* never posted: the write fails with an errno */
+};
+
+static void arm_fence_locked(struct spool *sp)
 {
-	if (msg->slot != POOL_NO_SLOT)
-		pool_put(sp->m->pool, msg->slot);
-	if (msg->fh) {
-		msg->fh->in_flight--;
-		fsync_check_locked(msg->fh);
-		handle_put_locked(msg->fh);
+	if (!sp->fence_at_ms) {
+		sp->fence_at_ms = now_ms() + FENCE_DELAY_MS;
+		loop_arm(sp->env->loop, sp->fence_at_ms);
 	}
-	free(msg);
 }
 
-/* a message that was never posted: the write fails with err */
-static void refuse_msg(struct spool *sp, struct msg *msg, int err, const char *why)
+/*
+ * finish_locked -- count msg as it ended, free its buffer, drop its handle
+ * and collect the reply it still owes. code: the completion status
+ * (END_CONFIRMED, END_FAILED) or the errno (END_REFUSED); why: for the
+ * status' last_error (END_REFUSED, or END_FAILED without a completion).
+ */
+static void finish_locked(struct spool *sp, struct msg *msg, enum msg_end end, int code,
+	const char *why, struct replies *rs)
 {
-	sp->st.refused++;
-	set_error(sp, why);
-	if (msg->req)
-		fuse_reply_err(msg->req, err);
-	else if (msg->fh && msg->kind == MSG_EMPTY)
-		log_warn("%s: 0-byte message not sent: %s", sp->cfg->name, why);
-	release_msg(sp, msg);
-}
-
-/* a posted message completed, with IBV_WC_SUCCESS or an error status */
-static void settle_msg(struct spool *sp, struct msg *msg, int status)
-{
-	now_coarse(&sp->st.ctime);
-	if (msg->kind == MSG_FENCE) {
+	if (end == END_REFUSED) {
+		sp->st.refused++;
+		set_error(sp, why);
+		if (msg->req)
+			reply_msg(rs, msg, false, code);
+		else if (msg->fh && msg->kind == MSG_EMPTY)
+			log_warn("%s: 0-byte message not sent: %s", sp->cfg->name, why);
+	} else if (msg->kind == MSG_FENCE) {
+		now_coarse(&sp->st.ctime);
 		sp->fence_in_flight = false;
 		/*
 		 * Unsignaled sends posted while it was in flight are not covered
 		 * by it, and their own fence was skipped (one at a time): fence
 		 * them now, or they wait for the in-flight timeout and fail.
 		 */
-		if (sp->unsignaled && !sp->fence_at_ms) {
-			sp->fence_at_ms = now_ms() + FENCE_DELAY_MS;
-			engine_arm(sp->m->engine, sp->fence_at_ms);
-		}
-	} else if (status == IBV_WC_SUCCESS) {
-		sp->st.completed++;
-		sp->st.bytes_confirmed += msg->len;
-		sp->st.last_wr_id = msg->seq;
+		if (sp->unsignaled)
+			arm_fence_locked(sp);
 	} else {
-		sp->st.failed++;
+		now_coarse(&sp->st.ctime);
+		sp->st.in_flight--;
 		sp->st.last_wr_id = msg->seq;
-		/* keep the cause, not the flushes that follow it */
-		if (status != IBV_WC_WR_FLUSH_ERR || sp->st.last_wc_status < 0 ||
-			!sp->error_since_up) {
-			sp->st.last_wc_status = status;
-			set_error(sp, ibv_wc_status_str(status));
+		if (end == END_CONFIRMED) {
+			sp->st.completed++;
+			sp->st.bytes_confirmed += msg->len;
+		} else {
+			sp->st.failed++;
+			if (why) {
+				set_error(sp, why);
+			} else if (code != IBV_WC_WR_FLUSH_ERR || sp->st.last_wc_status < 0 ||
+				!sp->error_since_up) {
+				/* keep the cause, not the flushes that follow it */
+				sp->st.last_wc_status = code;
+				set_error(sp, ibv_wc_status_str(code));
+			}
+			sp->error_since_up = true;
 		}
-		sp->error_since_up = true;
+		if (msg->req)
+			/* a sync write: its caller learns the outcome now */
+			reply_msg(rs, msg, end == END_CONFIRMED, EIO);
+		else if (end == END_FAILED && msg->fh)
+			/* an async one: the next write, fsync or close says EIO, once */
+			msg->fh->error = EIO;
 	}
 
-	if (msg->req) {
-		/* a sync write: its caller learns the outcome now */
-		if (status == IBV_WC_SUCCESS)
-			fuse_reply_write(msg->req, msg->write_size);
-		else
-			fuse_reply_err(msg->req, EIO);
-		msg->req = NULL;
-	} else if (status != IBV_WC_SUCCESS && msg->fh) {
-		/* an async one: the next write, fsync or close says EIO, once */
-		msg->fh->error = EIO;
+	if (msg->slot != POOL_NO_SLOT)
+		pool_put(sp->env->pool, msg->slot);
+	if (msg->fh) {
+		msg->fh->in_flight--;
+		fsync_check_locked(msg->fh, rs);
+		handle_put_locked(msg->fh);
 	}
-	release_msg(sp, msg);
+	msg_unhold(msg);
+}
+
+static void refuse_locked(struct spool *sp, struct msg *msg, int err, const char *why,
+	struct replies *rs)
+{
+	finish_locked(sp, msg, END_REFUSED, err, why, rs);
+}
+
+/* ---- the connection, as the spool sees it ---- */
+
+/* the link is not up any more: writes waiting for it wait at most send_timeout_ms */
+static void lost_locked(struct spool *sp, const char *reason)
+{
+	uint64_t deadline;
+
+	if (!sp->up)
+		return;
+	sp->up = false;
+	if (!sp->error_since_up || !sp->st.error_recorded)
+		set_error(sp, reason);
+	deadline = now_ms() + sp->cfg->send_timeout_ms;
+	for (struct msg *msg = sp->pending.head; msg; msg = msg->next)
+		if (!msg->deadline_ms)
+			msg->deadline_ms = deadline;
+	if (sp->pending.head)
+		loop_arm(sp->env->loop, deadline);
+}
+
+/* the spool saw the link fail: tell the link, which drains it */
+static void drop_locked(struct spool *sp, const char *reason)
+{
+	if (!sp->up)
+		return;
+	lost_locked(sp, reason);
+	link_drop(sp->link, reason, sp->in_flight.count);
+}
+
+/* the connection is gone: whatever the flush did not report is failed now */
+static void flush_in_flight_locked(struct spool *sp, struct replies *rs)
+{
+	struct msg *msg;
+
+	while ((msg = msgq_pop(&sp->in_flight)))
+		finish_locked(sp, msg, END_FAILED, IBV_WC_WR_FLUSH_ERR, NULL, rs);
+	sp->fence_in_flight = false;
+	sp->unsignaled = 0;
+	sp->fence_at_ms = 0;
 }
 
 /* ---- posting ---- */
@@ -233,31 +242,39 @@ static bool wants_signal(struct spool *sp, const struct msg *msg)
 	every = sp->window / 4 ? sp->window / 4 : 1;
 	if (sp->unsignaled + 1 >= every)
 		return true;
-	return pool_free_count(sp->m->pool) < sp->m->nworkers;
+	return pool_free_count(sp->env->pool) < sp->env->nworkers;
 }
 
-static void mark_down_locked(struct spool *sp, const char *reason);
+static void count_posted_locked(struct spool *sp, struct msg *msg)
+{
+	sp->st.posted++;
+	sp->st.in_flight++;
+	sp->st.bytes_posted += msg->len;
+	now_coarse(&sp->st.mtime);
+}
 
 /* post one message; false when the link refused it */
-static bool post_one(struct spool *sp, struct msg *msg)
+static bool post_one(struct spool *sp, struct msg *msg, struct replies *rs)
 {
+	static const enum link_op ops[] = {
+		[MSG_DATA] = LINK_SEND, [MSG_EMPTY] = LINK_SEND_EMPTY, [MSG_FENCE] = LINK_FENCE};
 	int ret;
 
 	msg->signaled = msg->kind == MSG_FENCE || wants_signal(sp, msg);
-	ret = link_post(sp->link, msg);
+	ret = link_post(sp->link, ops[msg->kind], msg->offset, msg->len, msg->seq, msg->signaled);
 	if (ret) {
 		char why[96];
 
 		snprintf(why, sizeof(why), "post failed: %s", rpma_err_2str(ret));
 		log_err("%s: %s", sp->cfg->name, why);
-		sp->st.failed++;
-		set_error(sp, why);
-		if (msg->req) {
-			fuse_reply_err(msg->req, EIO);
-			msg->req = NULL;
+		if (msg->kind == MSG_FENCE) {
+			msg_unhold(msg);
+		} else {
+			/* counted posted and failed: posted = completed + failed + in_flight */
+			count_posted_locked(sp, msg);
+			finish_locked(sp, msg, END_FAILED, IBV_WC_GENERAL_ERR, why, rs);
 		}
-		release_msg(sp, msg);
-		mark_down_locked(sp, why);
+		drop_locked(sp, why);
 		return false;
 	}
 
@@ -265,104 +282,135 @@ static bool post_one(struct spool *sp, struct msg *msg)
 	msg->posted_ms = now_ms_coarse();
 	msgq_push(&sp->in_flight, msg);
 	/* cheap: the timer only moves when this is earlier than what is set */
-	engine_arm(sp->m->engine, msg->posted_ms + in_flight_timeout(sp));
+	loop_arm(sp->env->loop, msg->posted_ms + in_flight_timeout(sp));
 	if (msg->kind == MSG_FENCE) {
 		sp->fence_in_flight = true;
 		sp->unsignaled = 0;
 		return true;
 	}
-	sp->st.posted++;
-	sp->st.bytes_posted += msg->len;
-	now_coarse(&sp->st.mtime);
+	count_posted_locked(sp, msg);
 	if (msg->signaled) {
 		sp->unsignaled = 0;
 	} else {
 		sp->unsignaled++;
-		if (!sp->fence_at_ms) {
-			sp->fence_at_ms = now_ms() + FENCE_DELAY_MS;
-			engine_arm(sp->m->engine, sp->fence_at_ms);
-		}
+		arm_fence_locked(sp);
 	}
-	if (msg->req && !msg->sync) {
+	if (msg->req && !msg->sync)
 		/* an async write returns once its message is posted */
-		fuse_reply_write(msg->req, msg->write_size);
-		msg->req = NULL;
-	}
+		reply_msg(rs, msg, true, 0);
 	return true;
 }
 
-/* a null peer: every message completes at once, nothing is sent */
-static void null_complete(struct spool *sp, struct msg *msg)
+static void post_ready_locked(struct spool *sp, struct replies *rs)
 {
-	msg->seq = sp->next_seq++;
-	sp->st.posted++;
-	sp->st.bytes_posted += msg->len;
-	now_coarse(&sp->st.mtime);
-	if (msg->req && !msg->sync) {
-		fuse_reply_write(msg->req, msg->write_size);
-		msg->req = NULL;
-	}
-	settle_msg(sp, msg, IBV_WC_SUCCESS);
-}
-
-static void post_ready_locked(struct spool *sp)
-{
-	while (sp->pending.head && sp->state == SPOOL_CONNECTED && sp->link && !sp->link->down &&
+	while (sp->pending.head && sp->up &&
 		sp->in_flight.count - sp->fence_in_flight < sp->window) {
-		struct msg *msg = msgq_pop(&sp->pending);
+		struct msg *msg = pending_pop(sp);
 
-		if (msg->kind == MSG_DATA && msg->len > sp->max_message) {
+		if (msg->kind == MSG_DATA && msg->len > sp->st.max_message) {
 			/* the receiver that answered has a smaller limit than the config */
-			refuse_msg(sp, msg, EMSGSIZE, "message larger than the receiver accepts");
+			refuse_locked(sp, msg, EMSGSIZE, "message larger than the receiver accepts",
+				rs);
 			continue;
 		}
 		msg->deadline_ms = 0;
-		if (!post_one(sp, msg))
+		if (!post_one(sp, msg, rs))
 			break;
 	}
 }
 
-/* invalidate the kernel's cached attributes if it has any (see getattr) */
-static void attrs_changed(struct spool *sp)
+static void fence_locked(struct spool *sp, struct replies *rs)
 {
-	if (atomic_exchange(&sp->attr_cached, false))
-		fuse_lowlevel_notify_inval_inode(sp->m->se, sp->ino, -1, 0);
+	struct msg *fence;
+
+	if (!sp->unsignaled || sp->fence_in_flight || !sp->up)
+		return;
+	fence = calloc(1, sizeof(*fence));
+	if (!fence)
+		return; /* the next signaled send or fence attempt confirms them */
+	fence->kind = MSG_FENCE;
+	fence->slot = POOL_NO_SLOT;
+	fence->seq = sp->next_seq++;
+	atomic_init(&fence->holds, 1);
+	post_one(sp, fence, rs);
+}
+
+/* a null peer: every message completes at once, nothing is sent */
+static void null_complete(struct spool *sp, struct msg *msg, struct replies *rs)
+{
+	msg->seq = sp->next_seq++;
+	count_posted_locked(sp, msg);
+	if (msg->req && !msg->sync)
+		reply_msg(rs, msg, true, 0);
+	finish_locked(sp, msg, END_CONFIRMED, IBV_WC_SUCCESS, NULL, rs);
 }
 
 void spool_submit(struct spool *sp, struct msg *msg)
 {
-	bool arm = false;
+	struct replies rs = REPLIES_INIT(rs);
+	uint64_t deadline = 0;
 
+	atomic_init(&msg->holds, 1);
 	pthread_mutex_lock(&sp->lock);
 	if (msg->fh) {
 		msg->fh->in_flight++;
 		msg->fh->refs++;
 	}
-	if (sp->cfg->type == RPMAFS_PEER_NULL) {
-		null_complete(sp, msg);
+	if (!sp->link) {
+		null_complete(sp, msg, &rs);
 		pthread_mutex_unlock(&sp->lock);
+		replies_send(&rs);
 		attrs_changed(sp);
 		return;
 	}
 
 	msg->seq = sp->next_seq++;
-	if (sp->state != SPOOL_CONNECTED) {
+	if (!sp->up) {
 		if (sp->cfg->send_timeout_ms == 0 || sp->gave_up) {
-			refuse_msg(sp, msg, ENOTCONN, "not connected");
+			refuse_locked(sp, msg, ENOTCONN, "not connected", &rs);
 			pthread_mutex_unlock(&sp->lock);
+			replies_send(&rs);
 			return;
 		}
-		msg->deadline_ms = now_ms() + sp->cfg->send_timeout_ms;
-		arm = true;
+		msg->deadline_ms = deadline = now_ms() + sp->cfg->send_timeout_ms;
 	}
-	msgq_push(&sp->pending, msg);
-	post_ready_locked(sp);
+	pending_push(sp, msg);
+	post_ready_locked(sp, &rs);
 	pthread_mutex_unlock(&sp->lock);
-	if (arm)
-		engine_arm(sp->m->engine, msg->deadline_ms);
+	replies_send(&rs);
+	loop_arm(sp->env->loop, deadline);
 }
 
-/* ---- completions ---- */
+/* ---- what the link reports (loop thread) ---- */
+
+static void on_up(void *ctx, uint32_t peer_max, unsigned credits)
+{
+	struct spool *sp = ctx;
+	struct replies rs = REPLIES_INIT(rs);
+	uint32_t max = sp->cfg->max_message;
+
+	pthread_mutex_lock(&sp->lock);
+	if (peer_max && peer_max < max)
+		max = peer_max;
+	if (max > FUSE_ATOMIC_WRITE_MAX)
+		max = FUSE_ATOMIC_WRITE_MAX;
+	sp->st.max_message = max;
+	sp->window = LINK_WINDOW(pool_nslots(sp->env->pool));
+	if (credits && credits < sp->window)
+		sp->window = credits;
+	if (sp->ever_up)
+		sp->st.reconnects++;
+	sp->ever_up = true;
+	sp->error_since_up = false;
+	sp->gave_up = false;
+	sp->up = true;
+	log_notice("%s: connected to %s:%u (max message %u, window %u)", sp->cfg->name,
+		sp->cfg->address, sp->cfg->port, max, sp->window);
+	post_ready_locked(sp, &rs);
+	pthread_mutex_unlock(&sp->lock);
+	replies_send(&rs);
+	attrs_changed(sp);
+}
 
 /* is a before b, in wr_id order (wrap-safe) */
 static bool seq_before(uint64_t a, uint64_t b)
@@ -370,8 +418,12 @@ static bool seq_before(uint64_t a, uint64_t b)
 	return (int64_t)(a - b) < 0;
 }
 
-void spool_completions(struct spool *sp, struct link *link, const struct ibv_wc *wc, int n)
+static unsigned on_completions(void *ctx, const struct ibv_wc *wc, int n)
 {
+	struct spool *sp = ctx;
+	struct replies rs = REPLIES_INIT(rs);
+	unsigned left;
+
 	pthread_mutex_lock(&sp->lock);
 	for (int i = 0; i < n; i++) {
 		uint64_t seq = wc[i].wr_id;
@@ -385,184 +437,142 @@ void spool_completions(struct spool *sp, struct link *link, const struct ibv_wc 
 			struct msg *msg = msgq_pop(&sp->in_flight);
 
 			if (msg->seq == seq) {
-				settle_msg(sp, msg, wc[i].status);
+				finish_locked(sp, msg,
+					wc[i].status == IBV_WC_SUCCESS ? END_CONFIRMED : END_FAILED,
+					wc[i].status, NULL, &rs);
 				break;
 			}
-			settle_msg(sp, msg, IBV_WC_SUCCESS);
+			finish_locked(sp, msg, END_CONFIRMED, IBV_WC_SUCCESS, NULL, &rs);
 		}
-		if (wc[i].status != IBV_WC_SUCCESS && link == sp->link && !link->down) {
+		if (wc[i].status != IBV_WC_SUCCESS && sp->up) {
 			log_err("%s: send failed: %s", sp->cfg->name,
 				ibv_wc_status_str(wc[i].status));
-			mark_down_locked(sp, ibv_wc_status_str(wc[i].status));
+			drop_locked(sp, ibv_wc_status_str(wc[i].status));
 		}
 	}
+	post_ready_locked(sp, &rs);
+	left = sp->in_flight.count;
 	pthread_mutex_unlock(&sp->lock);
-}
-
-/* the link is down and settled: free it and schedule the next attempt */
-static void bury_link_locked(struct spool *sp)
-{
-	struct link *link = sp->link;
-	struct msg *msg;
-
-	/* whatever the flush did not report is failed now */
-	while ((msg = msgq_pop(&sp->in_flight)))
-		settle_msg(sp, msg, IBV_WC_WR_FLUSH_ERR);
-	sp->fence_in_flight = false;
-	sp->unsignaled = 0;
-	sp->fence_at_ms = 0;
-	sp->link = NULL;
-	sp->teardown_at_ms = 0;
-	engine_bury(sp->m->engine, link);
-	if (!sp->m->stopping) {
-		sp->retry_at_ms = now_ms() + sp->backoff_ms;
-		engine_arm(sp->m->engine, sp->retry_at_ms);
-	}
-}
-
-void spool_after_completions(struct spool *sp)
-{
-	pthread_mutex_lock(&sp->lock);
-	if (sp->link && sp->link->down && sp->in_flight.count == 0)
-		bury_link_locked(sp);
-	else
-		post_ready_locked(sp);
-	pthread_mutex_unlock(&sp->lock);
+	replies_send(&rs);
 	attrs_changed(sp);
+	return left;
 }
 
-/* ---- the connection's life ---- */
-
-static void mark_down_locked(struct spool *sp, const char *reason)
+static unsigned on_down(void *ctx, enum link_down why, const char *reason)
 {
-	struct link *link = sp->link;
-	uint64_t deadline;
+	struct spool *sp = ctx;
+	struct replies rs = REPLIES_INIT(rs);
+	unsigned left;
 
-	if (!link || link->down)
-		return;
-	link->down = true;
-	sp->state = SPOOL_RECONNECTING;
-	if (!sp->error_since_up || strcmp(sp->st.last_error, "none") == 0)
+	pthread_mutex_lock(&sp->lock);
+	switch (why) {
+	case LINK_LOST:
+		lost_locked(sp, reason);
+		break;
+	case LINK_DRAINED:
+		flush_in_flight_locked(sp, &rs);
+		break;
+	case LINK_ATTEMPT_FAILED:
 		set_error(sp, reason);
-	log_warn("%s: connection to %s lost: %s", sp->cfg->name, sp->cfg->address, reason);
-	link_disconnect(link);
-
-	/* writes waiting for the connection now wait at most send_timeout_ms */
-	deadline = now_ms() + sp->cfg->send_timeout_ms;
-	for (struct msg *msg = sp->pending.head; msg; msg = msg->next)
-		if (!msg->deadline_ms)
-			msg->deadline_ms = deadline;
-	sp->teardown_at_ms = now_ms() + TEARDOWN_GRACE_MS;
-	if (sp->pending.head)
-		engine_arm(sp->m->engine, deadline);
-	engine_arm(sp->m->engine, sp->teardown_at_ms);
-	/* the engine buries the link once its flush completions are in */
-	engine_kick(sp->m->engine);
-}
-
-void spool_link_down(struct spool *sp, const char *reason)
-{
-	pthread_mutex_lock(&sp->lock);
-	mark_down_locked(sp, reason);
-	if (sp->link && sp->in_flight.count == 0)
-		bury_link_locked(sp);
-	pthread_mutex_unlock(&sp->lock);
-	attrs_changed(sp);
-}
-
-void spool_attempt_done(struct spool *sp, struct link_attempt *a)
-{
-	pthread_mutex_lock(&sp->lock);
-	sp->connecting = false;
-	if (a->link && !sp->m->stopping) {
-		uint32_t max = sp->cfg->max_message;
-
-		if (a->peer_max && a->peer_max < max)
-			max = a->peer_max;
-		if (max > FUSE_ATOMIC_WRITE_MAX)
-			max = FUSE_ATOMIC_WRITE_MAX;
-		sp->max_message = max;
-		sp->window = pool_nslots(sp->m->pool) + 2;
-		if (a->credits && a->credits < sp->window)
-			sp->window = a->credits;
-		sp->link = a->link;
-		a->link = NULL;
-		if (sp->ever_connected)
-			sp->st.reconnects++;
-		sp->ever_connected = true;
-		sp->error_since_up = false;
-		sp->gave_up = false;
-		sp->state = SPOOL_CONNECTED;
-		sp->backoff_ms = BACKOFF_FIRST_MS;
-		log_notice("%s: connected to %s:%u (max message %u, window %u)", sp->cfg->name,
-			sp->cfg->address, sp->cfg->port, sp->max_message, sp->window);
-		post_ready_locked(sp);
-	} else {
-		if (a->link) {
-			/* unmounting: the engine attached it, nobody will use it */
-			link_disconnect(a->link);
-			engine_bury(sp->m->engine, a->link);
-			a->link = NULL;
-		}
-		sp->state = a->permanent ? SPOOL_FAILED : SPOOL_RECONNECTING;
-		set_error(sp, a->why);
-		if (a->permanent || sp->backoff_ms == BACKOFF_FIRST_MS)
-			log_warn("%s: cannot connect to %s:%u: %s", sp->cfg->name, sp->cfg->address,
-				sp->cfg->port, a->why);
-		else
-			log_info("%s: cannot connect to %s:%u: %s", sp->cfg->name,
-				sp->cfg->address, sp->cfg->port, a->why);
-		if (a->permanent)
-			sp->backoff_ms = BACKOFF_CAP_MS;
-		if (!sp->m->stopping) {
-			sp->retry_at_ms = now_ms() + sp->backoff_ms;
-			engine_arm(sp->m->engine, sp->retry_at_ms);
-		}
-		sp->backoff_ms = sp->backoff_ms * 2 > BACKOFF_CAP_MS ? BACKOFF_CAP_MS :
-			sp->backoff_ms * 2;
+		break;
 	}
+	left = sp->in_flight.count;
 	pthread_mutex_unlock(&sp->lock);
+	replies_send(&rs);
 	attrs_changed(sp);
+	return left;
 }
 
-static void fence_locked(struct spool *sp)
-{
-	struct msg *fence;
+static const struct link_ops spool_link_ops = {
+	.on_up = on_up,
+	.on_completions = on_completions,
+	.on_down = on_down,
+};
 
-	if (!sp->unsignaled || sp->fence_in_flight || !sp->link || sp->link->down)
-		return;
-	fence = calloc(1, sizeof(*fence));
-	if (!fence)
-		return; /* the next signaled send or fence attempt confirms them */
-	fence->kind = MSG_FENCE;
-	fence->slot = POOL_NO_SLOT;
-	fence->seq = sp->next_seq++;
-	post_one(sp, fence);
+/* ---- set-up, timers, files ---- */
+
+int spool_init(struct spool *sp, const struct spool_env *env, fuse_ino_t ino,
+	const struct rpmafs_peer_cfg *cfg)
+{
+	memset(sp, 0, sizeof(*sp));
+	sp->cfg = cfg;
+	sp->env = env;
+	sp->ino = ino;
+	pthread_mutex_init(&sp->lock, NULL);
+	sp->st.max_message = cfg->max_message < FUSE_ATOMIC_WRITE_MAX ? cfg->max_message :
+		FUSE_ATOMIC_WRITE_MAX;
+	sp->next_seq = 1;
+	sp->st.last_wc_status = -1;
+	snprintf(sp->st.last_error, sizeof(sp->st.last_error), "none");
+	if (cfg->type == RPMAFS_PEER_NULL) {
+		sp->up = true;
+		return 0;
+	}
+	struct link_cfg lc = {.peer = cfg, .devices = env->devices, .loop = env->loop,
+		.window = LINK_WINDOW(pool_nslots(env->pool)), .ops = &spool_link_ops, .ctx = sp};
+	return link_new(&lc, &sp->link);
+}
+
+void spool_fini(struct spool *sp)
+{
+	link_delete(&sp->link);
+	pthread_mutex_destroy(&sp->lock);
+}
+
+int spool_write_check(struct spool *sp, struct handle *fh, size_t size, bool nonblock)
+{
+	int err;
+
+	pthread_mutex_lock(&sp->lock);
+	fh->written = true;
+	err = fh->error;
+	fh->error = 0;
+	if (!err && size > sp->st.max_message)
+		err = EMSGSIZE;
+	if (!err && nonblock && !sp->up)
+		err = EAGAIN;
+	pthread_mutex_unlock(&sp->lock);
+	return err;
+}
+
+/* every write is either posted or refused (docs/design.md §4.2, nothing dropped silently) */
+void spool_refuse(struct spool *sp)
+{
+	pthread_mutex_lock(&sp->lock);
+	sp->st.refused++;
+	pthread_mutex_unlock(&sp->lock);
+}
+
+void spool_count_copy(struct spool *sp)
+{
+	pthread_mutex_lock(&sp->lock);
+	sp->st.payload_copies++;
+	pthread_mutex_unlock(&sp->lock);
+}
+
+static void soonest(uint64_t *next, uint64_t t)
+{
+	if (t && (!*next || t < *next))
+		*next = t;
 }
 
 uint64_t spool_tick(struct spool *sp, uint64_t now)
 {
+	struct replies rs = REPLIES_INIT(rs);
 	uint64_t next = 0;
 	struct msg *msg;
 
-#define SOONEST(t) \
-	do { \
-		if ((t) && (!next || (t) < next)) \
-			next = (t); \
-	} while (0)
-
 	pthread_mutex_lock(&sp->lock);
 	/* writes that waited send_timeout_ms for a connection */
-	while ((msg = sp->pending.head) && msg->deadline_ms && msg->deadline_ms <= now &&
-		sp->state != SPOOL_CONNECTED) {
-		msgq_pop(&sp->pending);
-		refuse_msg(sp, msg, ENOTCONN, "not connected: send_timeout_ms passed");
+	while ((msg = sp->pending.head) && msg->deadline_ms && msg->deadline_ms <= now && !sp->up) {
+		pending_pop(sp);
+		refuse_locked(sp, msg, ENOTCONN, "not connected: send_timeout_ms passed", &rs);
 		sp->gave_up = true;
 	}
 	if (sp->pending.head)
-		SOONEST(sp->pending.head->deadline_ms);
+		soonest(&next, sp->pending.head->deadline_ms);
 
-	if (sp->link && !sp->link->down && (msg = sp->in_flight.head)) {
+	if (sp->up && sp->link && (msg = sp->in_flight.head)) {
 		uint64_t due = msg->posted_ms + in_flight_timeout(sp);
 
 		if (due <= now) {
@@ -570,56 +580,41 @@ uint64_t spool_tick(struct spool *sp, uint64_t now)
 
 			snprintf(why, sizeof(why), "no completion within %llu ms",
 				(unsigned long long)in_flight_timeout(sp));
-			mark_down_locked(sp, why);
+			drop_locked(sp, why);
 			/*
 			 * The peer has said nothing for send_timeout_ms: what waits
 			 * behind the silent sends has waited long enough.
 			 */
 			sp->gave_up = true;
-			while ((msg = msgq_pop(&sp->pending)))
-				refuse_msg(sp, msg, ENOTCONN, why);
+			while ((msg = pending_pop(sp)))
+				refuse_locked(sp, msg, ENOTCONN, why, &rs);
 		} else {
-			SOONEST(due);
+			soonest(&next, due);
 		}
-	}
-	if (sp->link && sp->link->down) {
-		if (sp->in_flight.count == 0 || sp->teardown_at_ms <= now)
-			bury_link_locked(sp);
-		else
-			SOONEST(sp->teardown_at_ms);
 	}
 
 	if (sp->fence_at_ms && sp->fence_at_ms <= now) {
 		sp->fence_at_ms = 0;
-		fence_locked(sp);
+		fence_locked(sp, &rs);
 	}
-	SOONEST(sp->fence_at_ms);
-
-	if (!sp->link && !sp->connecting && sp->retry_at_ms && !sp->m->stopping &&
-		sp->cfg->type == RPMAFS_PEER_RDMA) {
-		if (sp->retry_at_ms <= now) {
-			sp->retry_at_ms = 0;
-			sp->connecting = true;
-			if (sp->state == SPOOL_FAILED)
-				sp->state = SPOOL_RECONNECTING;
-			link_connect_async(sp);
-		} else {
-			SOONEST(sp->retry_at_ms);
-		}
-	}
+	soonest(&next, sp->fence_at_ms);
 	pthread_mutex_unlock(&sp->lock);
-#undef SOONEST
+	replies_send(&rs);
+
+	if (sp->link)
+		soonest(&next, link_tick(sp->link, now));
 	return next;
 }
 
 int spool_fsync(struct spool *sp, struct handle *fh, fuse_req_t req)
 {
-	struct fsync_wait *w;
+	struct replies rs = REPLIES_INIT(rs);
+	struct reply *w;
+	int err;
 
 	pthread_mutex_lock(&sp->lock);
 	if (fh->in_flight == 0) {
-		int err = fh->error;
-
+		err = fh->error;
 		fh->error = 0;
 		pthread_mutex_unlock(&sp->lock);
 		return fuse_reply_err(req, err);
@@ -633,16 +628,19 @@ int spool_fsync(struct spool *sp, struct handle *fh, fuse_req_t req)
 	w->next = fh->fsyncs;
 	fh->fsyncs = w;
 	/* unsignaled sends are confirmed by a fence: post it now, not later */
-	fence_locked(sp);
+	fence_locked(sp, &rs);
 	pthread_mutex_unlock(&sp->lock);
+	replies_send(&rs);
 	return 0;
 }
 
-int spool_take_error(struct spool *sp, struct handle *fh)
+int spool_take_error(struct spool *sp, struct handle *fh, bool *written)
 {
 	int err;
 
 	pthread_mutex_lock(&sp->lock);
+	if (written)
+		*written = fh->written;
 	err = fh->error;
 	fh->error = 0;
 	pthread_mutex_unlock(&sp->lock);
@@ -652,26 +650,31 @@ int spool_take_error(struct spool *sp, struct handle *fh)
 void spool_release(struct spool *sp, struct handle *fh)
 {
 	pthread_mutex_lock(&sp->lock);
-	fh->released = true;
 	handle_put_locked(fh);
 	pthread_mutex_unlock(&sp->lock);
 }
 
+void spool_stop(struct spool *sp)
+{
+	if (sp->link)
+		link_stop(sp->link);
+}
+
 void spool_close(struct spool *sp)
 {
+	struct replies rs = REPLIES_INIT(rs);
 	struct msg *msg;
 
 	pthread_mutex_lock(&sp->lock);
-	while ((msg = msgq_pop(&sp->pending)))
-		refuse_msg(sp, msg, ENOTCONN, "unmounted");
+	while ((msg = pending_pop(sp)))
+		refuse_locked(sp, msg, ENOTCONN, "unmounted", &rs);
 	if (sp->link) {
-		if (!sp->link->down) {
-			sp->link->down = true;
-			link_disconnect(sp->link);
-		}
-		bury_link_locked(sp);
+		sp->up = false;
+		link_close(sp->link);
+		flush_in_flight_locked(sp, &rs);
 	}
 	pthread_mutex_unlock(&sp->lock);
+	replies_send(&rs);
 }
 
 unsigned spool_busy(struct spool *sp)
@@ -688,9 +691,7 @@ void spool_stats_get(struct spool *sp, struct spool_stats *st)
 {
 	pthread_mutex_lock(&sp->lock);
 	*st = sp->st;
-	st->state = sp->state;
-	st->in_flight = sp->in_flight.count - sp->fence_in_flight;
-	st->pending = sp->pending.count;
-	st->max_message = sp->max_message;
+	/* the connection's state is the link's own, asked of it (null peer: always up) */
+	st->state = sp->link ? link_status(sp->link) : "connected";
 	pthread_mutex_unlock(&sp->lock);
 }

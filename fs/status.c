@@ -60,7 +60,7 @@ static void value_of(const struct spool *sp, const struct spool_stats *st, enum 
 
 	switch (k) {
 	case K_STATE:
-		snprintf(buf, len, "%s", spool_state_str(st->state));
+		snprintf(buf, len, "%s", st->state);
 		break;
 	case K_ADDRESS:
 		if (pc->type == RPMAFS_PEER_NULL)

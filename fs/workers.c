@@ -6,7 +6,7 @@
  * fuse_session_receive_buf(). When a WRITE's payload is taken for a message
  * (workers_take_buffer), the worker swaps in a free buffer; if none is free
  * it waits for one after handing the turn on -- that is the back-pressure.
- * Reading and handling happen while holding m->turn, so messages reach their
+ * Reading and handling happen while holding the turn, so messages reach their
  * spool in the order the kernel queued the writes, whatever thread reads.
  */
 
@@ -18,17 +18,32 @@
 #include <string.h>
 #include <unistd.h>
 
+#define FUSE_USE_VERSION 34
+#include <fuse_lowlevel.h>
+
 #include "log.h"
-#include "mount.h"
 #include "pool.h"
 #include "workers.h"
 
 struct worker {
-	struct mount *m;
+	struct workers *ws;
 	pthread_t tid;
 	bool started;
 	unsigned slot;
 	int done_fd;
+};
+
+struct workers {
+	struct pool *pool;
+	struct fuse_session *se;
+	/*
+	 * Workers take turns reading /dev/fuse and handle each request before
+	 * passing the turn on, so messages enter their spool in the order the
+	 * kernel queued the writes; only waiting for a buffer happens outside.
+	 */
+	pthread_mutex_t turn;
+	unsigned n;
+	struct worker *w;
 };
 
 static __thread struct worker *self;
@@ -38,15 +53,16 @@ static void interrupt_handler(int sig)
 	(void)sig;
 }
 
-int workers_take_buffer(struct mount *m, const void *payload, bool nonblock, unsigned *slot)
+int workers_take_buffer(const void *payload, bool nonblock, unsigned *slot)
 {
 	unsigned mine, spare;
 	int ret;
 
-	if (!self || self->slot == POOL_NO_SLOT || pool_slot_of(m->pool, payload) != self->slot)
+	if (!self || self->slot == POOL_NO_SLOT ||
+		pool_slot_of(self->ws->pool, payload) != self->slot)
 		return -EINVAL;
 	mine = self->slot;
-	ret = pool_get(m->pool, false, &spare);
+	ret = pool_get(self->ws->pool, false, &spare);
 	if (ret == -EAGAIN && !nonblock)
 		spare = POOL_NO_SLOT; /* fetched after the turn is handed on */
 	else if (ret)
@@ -59,8 +75,8 @@ int workers_take_buffer(struct mount *m, const void *payload, bool nonblock, uns
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	struct mount *m = w->m;
-	struct fuse_session *se = m->se;
+	struct workers *ws = w->ws;
+	struct fuse_session *se = ws->se;
 	struct fuse_buf fbuf;
 	uint64_t one = 1;
 
@@ -68,43 +84,43 @@ static void *worker_main(void *arg)
 	for (;;) {
 		int res;
 
-		if (w->slot == POOL_NO_SLOT && pool_get(m->pool, true, &w->slot))
+		if (w->slot == POOL_NO_SLOT && pool_get(ws->pool, true, &w->slot))
 			break;
 
 		memset(&fbuf, 0, sizeof(fbuf));
-		fbuf.mem = pool_slot_ptr(m->pool, w->slot);
-		fbuf.size = pool_slot_size(m->pool);
+		fbuf.mem = pool_slot_ptr(ws->pool, w->slot);
+		fbuf.size = pool_slot_size(ws->pool);
 
-		pthread_mutex_lock(&m->turn);
+		pthread_mutex_lock(&ws->turn);
 		if (fuse_session_exited(se)) {
-			pthread_mutex_unlock(&m->turn);
+			pthread_mutex_unlock(&ws->turn);
 			break;
 		}
 		res = fuse_session_receive_buf(se, &fbuf);
 		if (res == -EINTR || res == -EAGAIN) {
-			pthread_mutex_unlock(&m->turn);
+			pthread_mutex_unlock(&ws->turn);
 			continue;
 		}
 		if (res <= 0) {
 			if (res < 0)
 				log_err("reading /dev/fuse failed: %s", strerror(-res));
 			fuse_session_exit(se);
-			pthread_mutex_unlock(&m->turn);
+			pthread_mutex_unlock(&ws->turn);
 			break;
 		}
-		if (fbuf.mem != pool_slot_ptr(m->pool, w->slot) || (fbuf.flags & FUSE_BUF_IS_FD)) {
+		if (fbuf.mem != pool_slot_ptr(ws->pool, w->slot) || (fbuf.flags & FUSE_BUF_IS_FD)) {
 			/* libfuse used a buffer of its own: should never happen */
 			log_err("request not read into the registered pool");
 			fuse_session_exit(se);
-			pthread_mutex_unlock(&m->turn);
+			pthread_mutex_unlock(&ws->turn);
 			break;
 		}
 		fuse_session_process_buf(se, &fbuf);
-		pthread_mutex_unlock(&m->turn);
+		pthread_mutex_unlock(&ws->turn);
 	}
 
 	if (w->slot != POOL_NO_SLOT) {
-		pool_put(m->pool, w->slot);
+		pool_put(ws->pool, w->slot);
 		w->slot = POOL_NO_SLOT;
 	}
 	if (write(w->done_fd, &one, sizeof(one)) < 0)
@@ -112,10 +128,20 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-int workers_start(struct mount *m, int done_fd)
+int workers_start(struct pool *pool, struct fuse_session *se, unsigned n, int done_fd,
+	struct workers **ws_ptr)
 {
+	struct workers *ws = calloc(1, sizeof(*ws));
 	struct sigaction sa;
 	int ret;
+
+	if (!ws)
+		return -ENOMEM;
+	ws->pool = pool;
+	ws->se = se;
+	ws->n = n;
+	pthread_mutex_init(&ws->turn, NULL);
+	*ws_ptr = ws;
 
 	/* SIGUSR1 interrupts a worker's read(); no SA_RESTART on purpose */
 	memset(&sa, 0, sizeof(sa));
@@ -123,20 +149,20 @@ int workers_start(struct mount *m, int done_fd)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGUSR1, &sa, NULL);
 
-	m->workers = calloc(m->nworkers, sizeof(*m->workers));
-	if (!m->workers)
+	ws->w = calloc(n, sizeof(*ws->w));
+	if (!ws->w)
 		return -ENOMEM;
-	for (unsigned i = 0; i < m->nworkers; i++) {
-		struct worker *w = &m->workers[i];
+	for (unsigned i = 0; i < n; i++) {
+		struct worker *w = &ws->w[i];
 
-		w->m = m;
+		w->ws = ws;
 		w->done_fd = done_fd;
-		ret = pool_get(m->pool, false, &w->slot);
+		ret = pool_get(pool, false, &w->slot);
 		if (ret)
 			return ret;
 		ret = pthread_create(&w->tid, NULL, worker_main, w);
 		if (ret) {
-			pool_put(m->pool, w->slot);
+			pool_put(pool, w->slot);
 			return -ret;
 		}
 		w->started = true;
@@ -145,15 +171,16 @@ int workers_start(struct mount *m, int done_fd)
 	return 0;
 }
 
-void workers_stop(struct mount *m)
+void workers_stop(struct workers **ws_ptr)
 {
+	struct workers *ws = *ws_ptr;
 	unsigned left;
 
-	fuse_session_exit(m->se);
-	/* a worker waiting for a buffer gets -ESHUTDOWN; puts still work */
-	pool_close(m->pool);
-	if (!m->workers)
+	if (!ws)
 		return;
+	fuse_session_exit(ws->se);
+	/* a worker waiting for a buffer gets -ESHUTDOWN; puts still work */
+	pool_close(ws->pool);
 	/*
 	 * Only the worker holding the turn is in read(); the others wait for
 	 * the turn. Interrupt them all, again and again (a signal can land
@@ -161,11 +188,11 @@ void workers_stop(struct mount *m)
 	 */
 	do {
 		left = 0;
-		for (unsigned i = 0; i < m->nworkers; i++)
-			if (m->workers[i].started)
-				pthread_kill(m->workers[i].tid, SIGUSR1);
-		for (unsigned i = 0; i < m->nworkers; i++) {
-			struct worker *w = &m->workers[i];
+		for (unsigned i = 0; ws->w && i < ws->n; i++)
+			if (ws->w[i].started)
+				pthread_kill(ws->w[i].tid, SIGUSR1);
+		for (unsigned i = 0; ws->w && i < ws->n; i++) {
+			struct worker *w = &ws->w[i];
 			struct timespec ts;
 
 			if (!w->started)
@@ -182,6 +209,8 @@ void workers_stop(struct mount *m)
 				left++;
 		}
 	} while (left);
-	free(m->workers);
-	m->workers = NULL;
+	free(ws->w);
+	pthread_mutex_destroy(&ws->turn);
+	free(ws);
+	*ws_ptr = NULL;
 }

@@ -22,6 +22,7 @@ struct rpma_conn_cfg {
 	_Atomic uint32_t sq_size;
 	_Atomic uint32_t rq_size;
 	_Atomic bool shared_channel;
+	struct rpma_srq *_Atomic srq;
 };
 
 static struct rpma_conn_cfg Default_cfg = {
@@ -31,6 +32,7 @@ static struct rpma_conn_cfg Default_cfg = {
 	.sq_size = DEFAULT_Q_SIZE,
 	.rq_size = DEFAULT_Q_SIZE,
 	.shared_channel = DEFAULT_SHARED_CHANNEL,
+	.srq = NULL,
 };
 
 static int clip_to_int(uint32_t value)
@@ -72,6 +74,7 @@ int rpma_conn_cfg_new(struct rpma_conn_cfg **cfg_ptr)
 	atomic_init(&cfg->sq_size, atomic_load(&Default_cfg.sq_size));
 	atomic_init(&cfg->rq_size, atomic_load(&Default_cfg.rq_size));
 	atomic_init(&cfg->shared_channel, atomic_load(&Default_cfg.shared_channel));
+	atomic_init(&cfg->srq, atomic_load(&Default_cfg.srq));
 
 	*cfg_ptr = cfg;
 	return 0;
@@ -192,5 +195,23 @@ int rpma_conn_cfg_get_compl_channel(const struct rpma_conn_cfg *cfg, bool *share
 		return RPMA_E_INVAL;
 
 	*shared = atomic_load(&cfg->shared_channel);
+	return 0;
+}
+
+int rpma_conn_cfg_set_srq(struct rpma_conn_cfg *cfg, struct rpma_srq *srq)
+{
+	if (cfg == NULL)
+		return RPMA_E_INVAL;
+
+	atomic_store(&cfg->srq, srq);
+	return 0;
+}
+
+int rpma_conn_cfg_get_srq(const struct rpma_conn_cfg *cfg, struct rpma_srq **srq_ptr)
+{
+	if (cfg == NULL || srq_ptr == NULL)
+		return RPMA_E_INVAL;
+
+	*srq_ptr = atomic_load(&cfg->srq);
 	return 0;
 }

@@ -44,7 +44,7 @@ struct rpma_conn_req {
 	struct rdma_cm_id *id;
 	struct rdma_event_channel *evch;
 	struct rpma_cq *cq;
-	struct rpma_cq *rcq;		  /* NULL when rcq_size is 0 */
+	struct rpma_cq *rcq;		  /* NULL when rcq_size is 0 or the SRQ has one */
 	struct ibv_comp_channel *channel; /* shared completion channel or NULL */
 	struct rpma_conn_private_data pdata;
 };
@@ -127,7 +127,22 @@ static int req_new_from_id(struct rpma_peer *peer, struct rdma_cm_id *id, bool i
 	bool shared = false;
 	(void)rpma_conn_cfg_get_compl_channel(cfg, &shared);
 
+	/* an SRQ with a receive CQ takes the receive completions: no receive CQ of our own */
+	struct rpma_srq *srq = NULL;
+	struct rpma_cq *srq_rcq = NULL;
+	(void)rpma_conn_cfg_get_srq(cfg, &srq);
+	if (srq != NULL)
+		(void)rpma_srq_get_rcq(srq, &srq_rcq);
+
 	int ret;
+	if (shared && srq_rcq != NULL) {
+		/* the SRQ's CQ has its own channel, which the connection cannot share (librpma) */
+		RPMA_LOG_ERROR("a shared completion channel cannot be used with a shared RQ that "
+			       "has its own receive CQ");
+		ret = RPMA_E_INVAL;
+		goto err_abandon_id;
+	}
+
 	struct rpma_conn_req *req = malloc(sizeof(*req));
 	if (req == NULL) {
 		ret = RPMA_E_NOMEM;
@@ -169,14 +184,15 @@ static int req_new_from_id(struct rpma_peer *peer, struct rdma_cm_id *id, bool i
 	if (ret)
 		goto err_release;
 
-	if (rcqe > 0) {
+	if (srq_rcq == NULL && rcqe > 0) {
 		ret = rpma_cq_new(id->verbs, rcqe, req->channel, &req->rcq);
 		if (ret)
 			goto err_release;
 	}
 
+	struct rpma_cq *recv_cq = srq_rcq != NULL ? srq_rcq : req->rcq;
 	ret = rpma_peer_setup_qp(peer, id, rpma_cq_get_ibv_cq(req->cq),
-		req->rcq ? rpma_cq_get_ibv_cq(req->rcq) : NULL, cfg);
+		recv_cq ? rpma_cq_get_ibv_cq(recv_cq) : NULL, cfg);
 	if (ret)
 		goto err_release;
 

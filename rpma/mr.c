@@ -26,7 +26,7 @@ struct rpma_mr_local {
  * check_range -- may qp use mr[offset .. offset + len)? Logged, because these are the checks a
  * caller coming from librpma does not expect.
  */
-static int check_range(const struct rpma_mr_local *mr, const struct ibv_qp *qp, size_t offset,
+static int check_range(const struct rpma_mr_local *mr, const struct ibv_pd *pd, size_t offset,
 	size_t len, const char *what)
 {
 	if (offset > mr->size || len > mr->size - offset) {
@@ -41,9 +41,9 @@ static int check_range(const struct rpma_mr_local *mr, const struct ibv_qp *qp, 
 		return RPMA_E_INVAL;
 	}
 
-	if (mr->ibv_mr->pd != qp->pd) {
+	if (mr->ibv_mr->pd != pd) {
 		RPMA_LOG_ERROR("%s: the memory was registered with another peer than the "
-			       "connection's (another protection domain)",
+			       "connection's or SRQ's (another protection domain)",
 			what);
 		return RPMA_E_INVAL;
 	}
@@ -93,7 +93,7 @@ int rpma_mr_post_send(struct ibv_qp *qp, const struct rpma_mr_local *src, size_t
 	struct ibv_send_wr wr = {0};
 
 	if (src != NULL) {
-		int ret = check_range(src, qp, offset, len, "send");
+		int ret = check_range(src, qp->pd, offset, len, "send");
 		if (ret)
 			return ret;
 	}
@@ -118,6 +118,31 @@ int rpma_mr_post_send(struct ibv_qp *qp, const struct rpma_mr_local *src, size_t
 	return post_send(qp, &wr);
 }
 
+/*
+ * fill_recv_wr -- a receive work request into dst[offset .. offset + len), with no SGE for
+ * dst == NULL or len == 0 (sge is the caller's and becomes wr's list)
+ */
+static int fill_recv_wr(struct rpma_mr_local *dst, const struct ibv_pd *pd, size_t offset,
+	size_t len, const void *op_context, struct ibv_sge *sge, struct ibv_recv_wr *wr)
+{
+	if (dst != NULL) {
+		int ret = check_range(dst, pd, offset, len, "recv");
+		if (ret)
+			return ret;
+	}
+
+	if (dst != NULL && len > 0) {
+		sge->addr = (uint64_t)(uintptr_t)dst->ptr + offset;
+		sge->length = (uint32_t)len;
+		sge->lkey = dst->ibv_mr->lkey;
+		wr->sg_list = sge;
+		wr->num_sge = 1;
+	}
+
+	wr->wr_id = (uint64_t)(uintptr_t)op_context;
+	return 0;
+}
+
 int rpma_mr_post_recv(struct ibv_qp *qp, struct rpma_mr_local *dst, size_t offset, size_t len,
 	const void *op_context)
 {
@@ -125,26 +150,43 @@ int rpma_mr_post_recv(struct ibv_qp *qp, struct rpma_mr_local *dst, size_t offse
 	struct ibv_recv_wr wr = {0};
 	struct ibv_recv_wr *bad_wr = NULL;
 
-	if (dst != NULL) {
-		int ret = check_range(dst, qp, offset, len, "recv");
-		if (ret)
-			return ret;
+	/* the provider would refuse it with a bare EINVAL; say what to do instead */
+	if (qp->srq != NULL) {
+		RPMA_LOG_ERROR("recv: the connection receives through a shared RQ; post the "
+			       "receive with rpma_srq_recv()");
+		return RPMA_E_INVAL;
 	}
 
-	if (dst != NULL && len > 0) {
-		sge.addr = (uint64_t)(uintptr_t)dst->ptr + offset;
-		sge.length = (uint32_t)len;
-		sge.lkey = dst->ibv_mr->lkey;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-	}
-
-	wr.wr_id = (uint64_t)(uintptr_t)op_context;
+	int ret = fill_recv_wr(dst, qp->pd, offset, len, op_context, &sge, &wr);
+	if (ret)
+		return ret;
 
 	int err = ibv_post_recv(qp, &wr, &bad_wr);
 	if (err) {
 		RPMA_LOG_ERROR_WITH_ERRNO(err, "ibv_post_recv(qp_num=%u, length=%u, wr_id=0x%llx)",
 			qp->qp_num, sge.length, (unsigned long long)wr.wr_id);
+		return RPMA_E_PROVIDER;
+	}
+
+	return 0;
+}
+
+int rpma_mr_post_srq_recv(struct ibv_srq *srq, struct rpma_mr_local *dst, size_t offset, size_t len,
+	const void *op_context)
+{
+	struct ibv_sge sge = {0};
+	struct ibv_recv_wr wr = {0};
+	struct ibv_recv_wr *bad_wr = NULL;
+
+	int ret = fill_recv_wr(dst, srq->pd, offset, len, op_context, &sge, &wr);
+	if (ret)
+		return ret;
+
+	/* ibv_post_srq_recv() returns the errno value itself */
+	int err = ibv_post_srq_recv(srq, &wr, &bad_wr);
+	if (err) {
+		RPMA_LOG_ERROR_WITH_ERRNO(err, "ibv_post_srq_recv(length=%u, wr_id=0x%llx)",
+			sge.length, (unsigned long long)wr.wr_id);
 		return RPMA_E_PROVIDER;
 	}
 

@@ -29,10 +29,18 @@ int rpma_mr_post_send(struct ibv_qp *qp, const struct rpma_mr_local *src, size_t
 
 /*
  * rpma_mr_post_recv -- post a receive into dst[offset .. offset + len); dst == NULL or
- * len == 0 posts no SGE; 0, RPMA_E_INVAL or RPMA_E_PROVIDER
+ * len == 0 posts no SGE; 0, RPMA_E_INVAL (also for a queue pair on a shared receive queue) or
+ * RPMA_E_PROVIDER
  */
 int rpma_mr_post_recv(struct ibv_qp *qp, struct rpma_mr_local *dst, size_t offset, size_t len,
 	const void *op_context);
+
+/*
+ * rpma_mr_post_srq_recv -- post a receive into dst[offset .. offset + len) on a shared receive
+ * queue, as rpma_mr_post_recv(); 0, RPMA_E_INVAL or RPMA_E_PROVIDER
+ */
+int rpma_mr_post_srq_recv(struct ibv_srq *srq, struct rpma_mr_local *dst, size_t offset,
+	size_t len, const void *op_context);
 
 /* rpma_mr_post_write_0 -- post an RDMA WRITE with no SGE; 0 or RPMA_E_PROVIDER */
 int rpma_mr_post_write_0(struct ibv_qp *qp, int flags, const void *op_context);

@@ -11,6 +11,7 @@
 #include "conn_cfg.h"
 #include "log.h"
 #include "peer.h"
+#include "srq.h"
 
 /* one scatter/gather element per work request is all the messaging API ever posts */
 #define RPMA_MAX_SGE 1
@@ -59,12 +60,27 @@ int rpma_peer_setup_qp(const struct rpma_peer *peer, struct rdma_cm_id *id, stru
 {
 	uint32_t sq_size = 0;
 	uint32_t rq_size = 0;
+	struct rpma_srq *srq = NULL;
 	(void)rpma_conn_cfg_get_sq_size(cfg, &sq_size);
 	(void)rpma_conn_cfg_get_rq_size(cfg, &rq_size);
+	(void)rpma_conn_cfg_get_srq(cfg, &srq);
+
+	struct ibv_srq *ibv_srq = srq ? rpma_srq_get_ibv_srq(srq) : NULL;
+	if (ibv_srq != NULL) {
+		/* verbs want the QP and its SRQ in one protection domain */
+		if (ibv_srq->pd != peer->pd) {
+			RPMA_LOG_ERROR("the connection configuration's shared RQ was made with "
+				       "another peer (another protection domain)");
+			return RPMA_E_INVAL;
+		}
+		/* the QP has no receive queue of its own: its size is not asked for */
+		rq_size = 0;
+	}
 
 	struct ibv_qp_init_attr attr = {
 		.send_cq = cq,
 		.recv_cq = rcq ? rcq : cq,
+		.srq = ibv_srq,
 		.cap =
 			{
 				.max_send_wr = sq_size,
@@ -81,11 +97,35 @@ int rpma_peer_setup_qp(const struct rpma_peer *peer, struct rdma_cm_id *id, stru
 	if (rdma_create_qp(id, peer->pd, &attr)) {
 		RPMA_LOG_ERROR_WITH_ERRNO(errno,
 			"rdma_create_qp(max_send_wr=%" PRIu32 ", max_recv_wr=%" PRIu32
-			", max_sge=%d, IBV_QPT_RC)",
-			sq_size, rq_size, RPMA_MAX_SGE);
+			", max_sge=%d, IBV_QPT_RC%s)",
+			sq_size, rq_size, RPMA_MAX_SGE, ibv_srq ? ", with a shared RQ" : "");
 		return RPMA_E_PROVIDER;
 	}
 
+	return 0;
+}
+
+int rpma_peer_create_srq(const struct rpma_peer *peer, uint32_t rq_size, struct ibv_srq **srq_ptr)
+{
+	struct ibv_srq_init_attr attr = {
+		.srq_context = NULL,
+		.attr =
+			{
+				.max_wr = rq_size,
+				.max_sge = RPMA_MAX_SGE,
+				/* no limit event: nothing here waits for IBV_EVENT_SRQ_LIMIT_REACHED */
+				.srq_limit = 0,
+			},
+	};
+
+	struct ibv_srq *srq = ibv_create_srq(peer->pd, &attr);
+	if (srq == NULL) {
+		RPMA_LOG_ERROR_WITH_ERRNO(errno, "ibv_create_srq(max_wr=%" PRIu32 ", max_sge=%d)",
+			rq_size, RPMA_MAX_SGE);
+		return RPMA_E_PROVIDER;
+	}
+
+	*srq_ptr = srq;
 	return 0;
 }
 

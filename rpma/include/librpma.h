@@ -9,12 +9,12 @@
  *
  * What is here: peers (protection domains), local memory registrations, connection
  * configuration, listening endpoints, connection requests, connections with their completion
- * queues, SEND / SEND with immediate / RECV, the 0-byte RDMA WRITE used as a completion fence,
- * error strings and logging.
+ * queues, shared receive queues (SRQ), SEND / SEND with immediate / RECV, the 0-byte RDMA WRITE
+ * used as a completion fence, error strings and logging.
  *
- * What is not here (not declared at all): shared receive queues, peer configuration and direct
- * write to PMem, remote memory regions and their descriptors, rpma_read(), rpma_flush(),
- * rpma_atomic_write(), rpma_write_with_imm(), rpma_mr_advise() and On-Demand Paging.
+ * What is not here (not declared at all): peer configuration and direct write to PMem, remote
+ * memory regions and their descriptors, rpma_read(), rpma_flush(), rpma_atomic_write(),
+ * rpma_write_with_imm(), rpma_mr_advise() and On-Demand Paging.
  *
  * Conventions shared by every function below:
  * - 0 means success, a negative RPMA_E_* value means failure;
@@ -33,9 +33,11 @@
 #ifndef LIBRPMA_H
 #define LIBRPMA_H 1
 
-#include <stdbool.h>
+/* librpma 1.3's includes, in its order: programs written against it rely on them (stderr) */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdbool.h>
 
 #include <infiniband/verbs.h>
 
@@ -329,6 +331,32 @@ int rpma_conn_cfg_set_compl_channel(struct rpma_conn_cfg *cfg, bool shared);
  */
 int rpma_conn_cfg_get_compl_channel(const struct rpma_conn_cfg *cfg, bool *shared);
 
+struct rpma_srq;
+
+/*
+ * rpma_conn_cfg_set_srq -- receive through a shared receive queue (NULL, the default: the
+ * connection has its own receive queue)
+ *
+ * A connection made with this configuration has no receive queue of its own: its incoming
+ * messages consume the receives posted with rpma_srq_recv(), and rq_size is not used. The
+ * receive completions go, as in librpma, to the SRQ's receive CQ when it has one (every
+ * connection of the SRQ shares it; wc.qp_num tells which connection a completion belongs to,
+ * see rpma_conn_get_qp_num()); otherwise to the connection's own receive CQ when rcq_size > 0;
+ * otherwise to its main CQ. The SRQ is not copied: it must outlive every connection request
+ * and connection made with it, and belong to the same peer (checked when the request is made).
+ *
+ * Returns 0, or RPMA_E_INVAL when cfg is NULL.
+ */
+int rpma_conn_cfg_set_srq(struct rpma_conn_cfg *cfg, struct rpma_srq *srq);
+
+/*
+ * rpma_conn_cfg_get_srq -- get the shared receive queue set by rpma_conn_cfg_set_srq()
+ *
+ * Returns 0 and stores it (NULL when none) in *srq_ptr, or RPMA_E_INVAL when cfg or srq_ptr is
+ * NULL.
+ */
+int rpma_conn_cfg_get_srq(const struct rpma_conn_cfg *cfg, struct rpma_srq **srq_ptr);
+
 /* ------------------------------------------------------------------------------------------ */
 /* connection                                                                                 */
 /* ------------------------------------------------------------------------------------------ */
@@ -432,7 +460,8 @@ int rpma_conn_get_cq(const struct rpma_conn *conn, struct rpma_cq **cq_ptr);
  * rpma_conn_get_rcq -- get the connection's receive CQ
  *
  * It exists when the configuration's rcq_size was above 0 and gets the completions of the
- * receives; otherwise *rcq_ptr is set to NULL.
+ * receives; otherwise *rcq_ptr is set to NULL. A connection on an SRQ that has a receive CQ has
+ * none of its own (*rcq_ptr is NULL): its receives complete on the SRQ's (rpma_srq_get_rcq()).
  *
  * Returns 0 and stores it in *rcq_ptr, or RPMA_E_INVAL when conn or rcq_ptr is NULL.
  */
@@ -514,6 +543,8 @@ struct rpma_conn_req;
  *
  * Returns 0 and stores the request in *req_ptr, or:
  * - RPMA_E_INVAL: peer, addr, port or req_ptr is NULL;
+ * - RPMA_E_INVAL: the configuration asks for a shared completion channel and has an SRQ with
+ *   a receive CQ of its own (as librpma), or its SRQ belongs to another peer (beyond librpma);
  * - RPMA_E_NOMEM: out of memory;
  * - RPMA_E_PROVIDER: rdma_getaddrinfo(), rdma_create_id(), rdma_resolve_addr(),
  *   rdma_resolve_route(), rdma_create_event_channel(), rdma_migrate_id(),
@@ -574,6 +605,7 @@ int rpma_conn_req_connect(struct rpma_conn_req **req_ptr,
  * Returns 0, or:
  * - RPMA_E_INVAL: req or dst is NULL, offset + len is beyond dst's registered size,
  *   len > UINT32_MAX, or dst was registered with another peer;
+ * - RPMA_E_INVAL: the request receives through an SRQ (post with rpma_srq_recv());
  * - RPMA_E_PROVIDER: ibv_post_recv() failed.
  */
 int rpma_conn_req_recv(struct rpma_conn_req *req, struct rpma_mr_local *dst, size_t offset,
@@ -640,6 +672,9 @@ int rpma_ep_get_fd(const struct rpma_ep *ep, int *fd);
  * Returns 0 and stores the request in *req_ptr, or:
  * - RPMA_E_INVAL: ep or req_ptr is NULL, or the event was not a connection request (it is
  *   acknowledged and named in the log);
+ * - RPMA_E_INVAL: cfg asks for a shared completion channel and has an SRQ with a receive CQ
+ *   of its own, or its SRQ belongs to another peer than the endpoint's (the request is
+ *   rejected);
  * - RPMA_E_NO_EVENT: the fd is non-blocking and nothing is waiting;
  * - RPMA_E_NOMEM: out of memory;
  * - RPMA_E_PROVIDER: rdma_get_cm_event(), rdma_ack_cm_event(), rdma_create_event_channel(),
@@ -650,6 +685,148 @@ int rpma_ep_get_fd(const struct rpma_ep *ep, int *fd);
  */
 int rpma_ep_next_conn_req(
 	struct rpma_ep *ep, const struct rpma_conn_cfg *cfg, struct rpma_conn_req **req_ptr);
+
+/* ------------------------------------------------------------------------------------------ */
+/* shared receive queue configuration                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+struct rpma_srq_cfg;
+
+/*
+ * rpma_srq_cfg_new -- create a shared receive queue configuration with the default values
+ *
+ * Defaults, as librpma 1.3's manual gives them: rq_size 100, rcq_size 100 (so rpma_srq_new()
+ * makes a receive CQ of its own). (librpma's code has used 20 and 20 since 1.2, its manual
+ * still says 100; a program that sizes both explicitly behaves the same with either.) Getters
+ * and setters may be called from several threads.
+ *
+ * Returns 0 and stores the object in *cfg_ptr, or:
+ * - RPMA_E_INVAL: cfg_ptr is NULL;
+ * - RPMA_E_NOMEM: out of memory.
+ */
+int rpma_srq_cfg_new(struct rpma_srq_cfg **cfg_ptr);
+
+/*
+ * rpma_srq_cfg_delete -- delete a shared receive queue configuration
+ *
+ * Returns 0 and sets *cfg_ptr to NULL (*cfg_ptr == NULL is a no-op), or RPMA_E_INVAL when
+ * cfg_ptr is NULL.
+ */
+int rpma_srq_cfg_delete(struct rpma_srq_cfg **cfg_ptr);
+
+/*
+ * rpma_srq_cfg_set_rq_size -- set the number of receives the shared receive queue holds
+ *
+ * The provider rejects sizes above the device limit (max_srq_wr) in rpma_srq_new(); some
+ * providers round the size up.
+ *
+ * Returns 0, or RPMA_E_INVAL when cfg is NULL.
+ */
+int rpma_srq_cfg_set_rq_size(struct rpma_srq_cfg *cfg, uint32_t rq_size);
+
+/*
+ * rpma_srq_cfg_get_rq_size -- get the shared receive queue size
+ *
+ * Returns 0 and stores it in *rq_size, or RPMA_E_INVAL when cfg or rq_size is NULL.
+ */
+int rpma_srq_cfg_get_rq_size(const struct rpma_srq_cfg *cfg, uint32_t *rq_size);
+
+/*
+ * rpma_srq_cfg_set_rcq_size -- set the number of entries of the SRQ's receive CQ
+ *
+ * 0 means no receive CQ of the SRQ: each connection on it then reports its receive
+ * completions to its own receive CQ or main CQ (see rpma_conn_cfg_set_srq()). Values above
+ * INT_MAX are used as INT_MAX.
+ *
+ * Returns 0, or RPMA_E_INVAL when cfg is NULL.
+ */
+int rpma_srq_cfg_set_rcq_size(struct rpma_srq_cfg *cfg, uint32_t rcq_size);
+
+/*
+ * rpma_srq_cfg_get_rcq_size -- get the SRQ's receive CQ size
+ *
+ * Returns 0 and stores it in *rcq_size, or RPMA_E_INVAL when cfg or rcq_size is NULL.
+ */
+int rpma_srq_cfg_get_rcq_size(const struct rpma_srq_cfg *cfg, uint32_t *rcq_size);
+
+/* ------------------------------------------------------------------------------------------ */
+/* shared receive queue                                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * rpma_srq_new -- create a shared receive queue in the peer's protection domain
+ *
+ * Creates the SRQ (rq_size receives of one scatter/gather element each) and, when rcq_size > 0,
+ * a receive CQ with its own completion channel, armed from the start like a connection's CQs.
+ * A receive CQ smaller than the SRQ can overrun (every posted receive may complete before one
+ * is reaped): beyond librpma, that is logged as a warning.
+ * cfg == NULL means the defaults of rpma_srq_cfg_new(); cfg is read here and not kept.
+ * Connections use the SRQ through rpma_conn_cfg_set_srq().
+ *
+ * (librpma 1.3's manual gives cfg as const, its header declares it without const; a program
+ * written for either compiles against this.)
+ *
+ * Returns 0 and stores the object in *srq_ptr, or:
+ * - RPMA_E_INVAL: peer or srq_ptr is NULL;
+ * - RPMA_E_NOMEM: out of memory;
+ * - RPMA_E_PROVIDER: ibv_create_srq(), ibv_create_comp_channel(), ibv_create_cq() or
+ *   ibv_req_notify_cq() failed (errno in the log).
+ */
+int rpma_srq_new(struct rpma_peer *peer, const struct rpma_srq_cfg *cfg, struct rpma_srq **srq_ptr);
+
+/*
+ * rpma_srq_delete -- destroy a shared receive queue and its receive CQ
+ *
+ * Every connection request and connection made with the SRQ must be deleted first. Receives
+ * still posted are discarded (no completion).
+ *
+ * Returns 0 and sets *srq_ptr to NULL (*srq_ptr == NULL is a no-op), or:
+ * - RPMA_E_INVAL: srq_ptr is NULL;
+ * - RPMA_E_PROVIDER: ibv_destroy_srq() failed (typically EBUSY: a queue pair still uses it);
+ *   the SRQ is left intact and *srq_ptr unchanged, so the call can be repeated once the
+ *   connections are gone (beyond librpma, which frees the object anyway);
+ * - RPMA_E_PROVIDER: ibv_destroy_cq() or ibv_destroy_comp_channel() of the receive CQ failed
+ *   (after the SRQ was destroyed); *srq_ptr is set to NULL, what failed to go is left.
+ */
+int rpma_srq_delete(struct rpma_srq **srq_ptr);
+
+/*
+ * rpma_srq_recv -- post a receive of up to len bytes at offset in dst on the shared receive
+ * queue
+ *
+ * The receive is consumed by the next message that arrives on any connection of the SRQ;
+ * receives form an unordered set (do not rely on which buffer takes which message). The
+ * completion (IBV_WC_RECV, wc.byte_len = message size, wc.qp_num = the connection's queue
+ * pair) carries op_context as wc.wr_id and arrives where rpma_conn_cfg_set_srq() says. dst ==
+ * NULL with offset == 0 and len == 0 posts a receive with no scatter/gather element, which
+ * accepts only 0-byte messages; a zero len with a dst is posted the same way. dst must be
+ * registered with RPMA_MR_USAGE_RECV (or another usage giving local write) with the SRQ's peer
+ * and stay registered until the receive completes.
+ *
+ * When a message arrives and no receive is posted, the sender's adapter is told "receiver not
+ * ready" and retries (rnr_retry_count 7: without limit, every 0.64 ms on connections accepted
+ * by this library), so nothing is lost while the receiver re-posts.
+ *
+ * Returns 0 once posted, or:
+ * - RPMA_E_INVAL: srq == NULL;
+ * - RPMA_E_INVAL: dst == NULL && (offset != 0 || len != 0);
+ * - RPMA_E_INVAL: offset + len is beyond dst's registered size, len > UINT32_MAX, or dst was
+ *   registered with another peer than the SRQ's (beyond librpma);
+ * - RPMA_E_PROVIDER: ibv_post_srq_recv() failed (errno in the log; ENOMEM: the SRQ is full).
+ */
+int rpma_srq_recv(struct rpma_srq *srq, struct rpma_mr_local *dst, size_t offset, size_t len,
+	const void *op_context);
+
+/*
+ * rpma_srq_get_rcq -- get the SRQ's receive CQ
+ *
+ * The CQ receives the completions of rpma_srq_recv() for every connection of the SRQ; wait on
+ * it with rpma_cq_wait() / rpma_cq_get_fd() and reap it with rpma_cq_get_wc(). It belongs to
+ * the SRQ. *rcq_ptr is set to NULL when the SRQ was made with rcq_size 0.
+ *
+ * Returns 0 and stores it in *rcq_ptr, or RPMA_E_INVAL when srq or rcq_ptr is NULL.
+ */
+int rpma_srq_get_rcq(const struct rpma_srq *srq, struct rpma_cq **rcq_ptr);
 
 /* ------------------------------------------------------------------------------------------ */
 /* messaging                                                                                  */
@@ -715,6 +892,8 @@ int rpma_send_with_imm(struct rpma_conn *conn, const struct rpma_mr_local *src, 
  * Returns 0 once posted, or:
  * - RPMA_E_INVAL: conn is NULL;
  * - RPMA_E_INVAL: dst == NULL && (offset != 0 || len != 0);
+ * - RPMA_E_INVAL: the connection receives through an SRQ (post with rpma_srq_recv(); beyond
+ *   librpma, where the provider refuses it);
  * - RPMA_E_INVAL: offset + len is beyond dst's registered size, len > UINT32_MAX, or dst was
  *   registered with another peer (beyond librpma);
  * - RPMA_E_PROVIDER: ibv_post_recv() failed (errno in the log; ENOMEM: the receive queue is

@@ -124,7 +124,8 @@ class Writer(threading.Thread):
         return max((d for _, _, _, d in self.results), default=0.0)
 
 
-def wait_writers(writers, seconds):
+def wait_writers(writers, seconds=SAFETY_S):
+    """Join the writers; a safety net of seconds against a writer blocked for good."""
     deadline = time.monotonic() + seconds
     for w in writers:
         w.join(max(0.1, deadline - time.monotonic()))
@@ -156,7 +157,7 @@ def account(what, spool, peer, writers, msgs, mode, lost_ok=None, complete=False
     complete: no fault happened -- every successful write arrived, async too,
     and as many 0-byte messages as were sent.
     """
-    st = spool.settled(peer, 60)
+    st = spool.settled(peer)
     by, empty = received_by_writer(msgs)
     attempted = sum(len(w.results) for w in writers)
     ok = sum(w.n_ok() for w in writers)
@@ -273,7 +274,7 @@ class Net:
         ip("route", "replace", self.a, "dev", self.nb, "src", self.b, "table", "7702")
         ip("neigh", "replace", self.b, "lladdr", self.mac[self.nb], "dev", self.na, "nud", "permanent")
         ip("neigh", "replace", self.a, "lladdr", self.mac[self.na], "dev", self.nb, "nud", "permanent")
-        wait_until(lambda: self.port_active(self.da) and self.port_active(self.db), 20,
+        wait_until(lambda: self.port_active(self.da) and self.port_active(self.db), SAFETY_S,
                    "the rxe ports to be ACTIVE again")
         check(self.snapshot() == self.before, "the lab network differs after restoring it:\n%s\n%s" %
               (self.before, self.snapshot()))
@@ -330,7 +331,7 @@ def resources(spool):
 
 def check_resources(spool, before, what):
     """After a fault and a reconnection, rpmafs holds what it held before."""
-    wait_until(lambda: resources(spool) == before, 10,
+    wait_until(lambda: resources(spool) == before, SAFETY_S,
                "%s: rpmafs to hold what it held before (descriptors, threads) %s, now %s" %
                (what, before, resources(spool)))
 

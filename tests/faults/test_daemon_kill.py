@@ -34,7 +34,7 @@ def body(work):
     wa = [Writer(spool, "a", i, 10**7, sizes) for i in (2, 3)]
     for w in ws + wa:
         w.start()
-    wait_until(lambda: all(len(w.ok()) > 300 for w in ws + wa), 300, "300 messages from every writer")
+    wait_until(lambda: all(len(w.ok()) > 300 for w in ws + wa), SAFETY_S, "300 messages from every writer")
     spool.proc.kill()
     spool.proc.wait()
     t_dead = time.monotonic()
@@ -59,9 +59,9 @@ def body(work):
         except OSError as e:
             check(e.errno == errno.ENOTCONN, "open on the dead mount: %s" % errno.errorcode.get(e.errno))
     for r in (rs, ra):
-        wait_until(lambda: "closed by peer" in open(r.log).read(), 20, "%s to see the disconnect" % r.name)
+        wait_until(lambda: "closed by peer" in open(r.log).read(), SAFETY_S, "%s to see the disconnect" % r.name)
         check(r.proc.poll() is None, "%s died" % r.name)
-    wait_until(lambda: [open_fds(r.proc.pid) for r in (rs, ra)] == rfds0, 10,
+    wait_until(lambda: [open_fds(r.proc.pid) for r in (rs, ra)] == rfds0, SAFETY_S,
                "the receivers to close the dead connection's descriptors")
 
     r = subprocess.run(["fusermount3", "-uz", spool.mnt], capture_output=True, text=True)

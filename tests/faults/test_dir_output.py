@@ -50,7 +50,8 @@ def body(work):
     proc = subprocess.Popen([os.environ["RPMA_RECV"], "--listen", "%s:%d" % (b, port), "--format", "dir",
                              "--output", outdir, "--max-message", "64K"], stdout=subprocess.DEVNULL, stderr=logf)
     work.procs.append(proc)
-    wait_until(lambda: "listening on" in open(log).read() or proc.poll() is not None, 20, "rpma-recv")
+    wait_until(lambda: "listening on" in open(log).read() or proc.poll() is not None, SAFETY_S,
+               "rpma-recv")
     spool = Spool(work, {"alpha": {"address": b, "port": port, "mode": "sync"}}).mount()
     for m in HOSTILE:
         if m:
@@ -60,7 +61,7 @@ def body(work):
     spool.settled("alpha")
     spool.unmount()
     proc.send_signal(signal.SIGTERM)
-    check(proc.wait(20) == 0, "rpma-recv exit status; log:\n%s" % open(log).read())
+    check(proc.wait(SAFETY_S) == 0, "rpma-recv exit status; log:\n%s" % open(log).read())
 
     check(open(outside, "rb").read() == b"untouched", "the planted link was followed: %r" %
           open(outside, "rb").read()[:40])

@@ -41,26 +41,30 @@ def body(work):
     wz = [Writer(spool, "z", 4, 10**7, sizes, pause=0.002, stop=stop)]
     for w in ws + wa + wz:
         w.start()
-    wait_until(lambda: all(len(w.ok()) > 300 for w in ws + wa + wz), 300, "300 messages from every writer")
+    wait_until(lambda: all(len(w.ok()) > 300 for w in ws + wa + wz), SAFETY_S, "300 messages from every writer")
     down_at = time.monotonic()
     try:
         net.link_down()
-        time.sleep(DOWN_S)
+        # down until every spool has noticed (its in-flight timeout), and at
+        # least DOWN_S: the event, not a guess at how long noticing takes
+        wait_until(lambda: all(spool.status(p)["state"] != "connected" for p in ("s", "a", "z")),
+                   SAFETY_S, "every spool to notice the link is down")
         states = tuple(spool.status(p)["state"] for p in ("s", "a", "z"))
+        time.sleep(max(0.0, down_at + DOWN_S - time.monotonic()))
     finally:
         net.link_up()
     up_at = time.monotonic()
     check(all(s != "connected" for s in states), "still connected with the link down: %s" % (states,))
     n_up = {w.wid: len(w.results) for w in ws + wa + wz}
     wait_until(lambda: all(len(w.ok()) > AFTER and len(w.results) > n_up[w.wid] + AFTER for w in ws + wa + wz),
-               300, "%d more messages from every writer after the link came back" % AFTER)
+               SAFETY_S, "%d more messages from every writer after the link came back" % AFTER)
     stop.set()
-    wait_writers(ws + wa + wz, 60)
+    wait_writers(ws + wa + wz)
     for p in ("s", "a", "z"):
-        spool.wait_state(p, "connected", 30)
+        spool.wait_state(p, "connected")
     rows = []
     for p in ("s", "a", "z"):
-        spool.settled(p, 60)
+        spool.settled(p)
     check_resources(spool, res0, "after the reconnection")
     check([rs.stop(), ra.stop(), rz.stop()] == [0, 0, 0], "a receiver did not exit 0")
     rows.append(account("veth down 5 s + up (sync)", spool, "s", ws, rs.messages(), "sync"))

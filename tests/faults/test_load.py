@@ -51,7 +51,7 @@ def body(work):
     maps10, huge10 = smaps_rss(pid), huge_kib(pid)
     wait_writers(everyone, 3600)
     t1 = time.monotonic()
-    sts = {p: spool.settled(p, 120) for p in peers}
+    sts = {p: spool.settled(p) for p in peers}
     rss.stop()
     rss_end = vm_rss_kib(pid)
     grew = smaps_growth(maps10, smaps_rss(pid))

@@ -10,9 +10,10 @@ messages were counted failed. Here the fence is held in flight on purpose:
 the receiver is stopped (SIGSTOP) with its receives used up, so a send
 waits for RNR retries and the fence posted behind it waits too; one more
 send goes out while that fence is in flight; then the receiver resumes.
-Every message must be confirmed within 2 s of the receiver resuming (the
-in-flight timeout here is 10 s), none failed, no reconnection, and fsync
-returns at once with success. Repeated 5 times.
+Every message must be confirmed by that fence once the receiver resumes,
+not by the in-flight timeout (10 s here), which would drop the connection:
+none failed, no reconnection; and fsync succeeds without dropping anything.
+The times are printed, not judged. Repeated 5 times.
 """
 import sys
 
@@ -35,32 +36,38 @@ def body(work):
     for rnd in range(5):
         # everything so far written out, so every receive is posted again
         # (each earlier round also sent a 0-byte message, at the fsync's close)
-        wait_until(lambda: len(recv.messages()) == len(sent) + rnd, 10, "the receiver to catch up")
+        wait_until(lambda: len(recv.messages()) == len(sent) + rnd, SAFETY_S, "the receiver to catch up")
         time.sleep(0.05)
         recv.proc.send_signal(signal.SIGSTOP)
         try:
             # use up the stopped receiver's receives (the kernel still takes them in)
             for i in range(SLOTS):
                 send(b"fill %d %d" % (rnd, i))
-            wait_until(lambda: spool.status("p")["in_flight"] == 0, 10, "the receives to be used up")
+            wait_until(lambda: spool.status("p")["in_flight"] == 0, SAFETY_S, "the receives to be used up")
             send(b"rnr %d" % rnd)          # no receive left: retried until the receiver resumes
             time.sleep(0.05)                # quiet: a fence goes out behind it and waits too
             send(b"behind %d" % rnd)       # posted while that fence is in flight
-            time.sleep(0.05)
-            st = spool.status("p")
+            st = spool.status("p")         # posted when the write returned: no wait
             check(st["in_flight"] == 2, "round %d: in flight %d, want 2: %s" % (rnd, st["in_flight"], st))
         finally:
             recv.proc.send_signal(signal.SIGCONT)
         t0 = time.monotonic()
-        st = spool.settled("p", 2)
+        # settled by the fence's completion: had it waited for the in-flight
+        # timeout instead, the connection would have been dropped (failed,
+        # reconnects) -- that, not a clock, is what tells the two apart
+        st = spool.settled("p")
         took = time.monotonic() - t0
         check(st["failed"] == 0 and st["reconnects"] == 0, "round %d: %s" % (rnd, st))
         fd = os.open(spool.file("p"), os.O_WRONLY | os.O_APPEND)
         t1 = time.monotonic()
         os.fsync(fd)
         os.close(fd)
-        check(time.monotonic() - t1 < 1, "fsync took %.2fs" % (time.monotonic() - t1))
-        print("round %d: settled %.3fs after the receiver resumed" % (rnd, took))
+        fsync_s = time.monotonic() - t1
+        # nothing was outstanding: the fsync neither waited for nor dropped anything
+        st2 = spool.status("p")
+        check(st2["failed"] == 0 and st2["reconnects"] == 0,
+              "round %d: after fsync: %s" % (rnd, st2))
+        print("round %d: settled %.3fs after the receiver resumed, fsync %.3fs" % (rnd, took, fsync_s))
     st = spool.settled("p")
     check(st["completed"] == len(sent) + 5, "completed %d, sent %d (+5 0-byte from the fsync opens)" %
           (st["completed"], len(sent)))

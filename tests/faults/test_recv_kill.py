@@ -36,7 +36,7 @@ def body(work):
     wa = [Writer(spool, "a", i, N, sizes) for i in (2, 3)]
     for w in ws + wa:
         w.start()
-    wait_until(lambda: all(len(w.results) > N // 4 for w in ws + wa), 300, "a quarter of every stream")
+    wait_until(lambda: all(len(w.results) > N // 4 for w in ws + wa), SAFETY_S, "a quarter of every stream")
 
     t_kill = time.monotonic()
     rs.proc.kill()
@@ -44,17 +44,19 @@ def body(work):
     rs.proc.wait()
     ra.proc.wait()
     t_dead = time.monotonic()
-    time.sleep(1.0)
+    # restart once both spools have seen their receiver go
+    spool.wait_state("s", "reconnecting")
+    spool.wait_state("a", "reconnecting")
     rs.start()
     ra.start()
-    wait_writers(ws + wa, 600)
-    spool.wait_state("s", "connected", 30)
-    spool.wait_state("a", "connected", 30)
+    wait_writers(ws + wa)
+    spool.wait_state("s", "connected")
+    spool.wait_state("a", "connected")
 
     # confirmed before the receiver was dead, maybe not written out by it
     lost_ok = {w.wid: [s for s, e, t, _ in w.results if e == 0 and t <= t_dead] for w in ws}
     rows = []
-    st_s, st_a = spool.settled("s", 60), spool.settled("a", 60)
+    st_s, st_a = spool.settled("s"), spool.settled("a")
     check_resources(spool, res0, "after the reconnection")
     check([rs.stop(), ra.stop()] == [0, 0], "a receiver did not exit 0")
     rows.append(account("receiver SIGKILL + restart (sync)", spool, "s", ws, rs.messages(), "sync", lost_ok))

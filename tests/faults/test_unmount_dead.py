@@ -26,10 +26,23 @@ def body(work):
     ws = [Writer(spool, "s", i, 10**7, (64, 1000), pause=0.001, stop=stop) for i in range(4)]
     for w in ws:
         w.start()
-    wait_until(lambda: all(len(w.ok()) > 50 for w in ws), 120, "50 messages from every writer")
+    wait_until(lambda: all(len(w.ok()) > 50 for w in ws), SAFETY_S, "50 messages from every writer")
     try:
         net.link_down()
-        time.sleep(0.5)
+        # every writer blocked in its sync write on the dead link (until the
+        # in-flight timeout, T_MS): the state the unmount is tested in. Each
+        # one sleeps in write(2) and has finished no write since the last
+        # look (on a live link a writer finishes dozens between two looks).
+        # Only /proc is read: a status read would be a FUSE request.
+        last = [None]
+
+        def blocked():
+            now = [len(w.results) if in_write(w) else None for w in ws]
+            frozen = None not in now and now == last[0]
+            last[0] = now
+            return frozen
+
+        wait_until(blocked, SAFETY_S, lambda: "every writer to block in write(2): %s" % last[0])
         r = subprocess.run(["fusermount3", "-u", spool.mnt], capture_output=True, text=True)
         check(r.returncode != 0, "fusermount3 -u succeeded with files open")
         r = subprocess.run(["fusermount3", "-uz", spool.mnt], capture_output=True, text=True)
@@ -40,7 +53,7 @@ def body(work):
         wait_until(lambda: all(any(e for _, e, t, _ in w.results if t > t_uz) for w in ws), T_MS / 1000 + 10,
                    "the blocked writes to fail")
         stop.set()
-        wait_writers(ws, 10)
+        wait_writers(ws)
         rc = spool.proc.wait(T_MS / 1000 + 15)
     finally:
         net.link_up()

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Each class of bad config (SPEC 4.4): exit status 2, a message naming the
+"""Each class of bad config (docs/design.md §4.4): exit status 2, a message naming the
 file, the section and the key, and nothing mounted."""
 import os
 import subprocess

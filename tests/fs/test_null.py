@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""The spool directory's file semantics (SPEC 4, 4.3), on null peers: no
+"""The spool directory's file semantics (docs/design.md §4, §4.3), on null peers: no
 RDMA needed, so this runs on any machine with /dev/fuse."""
 import sys
 

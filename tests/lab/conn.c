@@ -6,15 +6,27 @@
  * it from LAB_DEV_A. Both see RPMA_CONN_ESTABLISHED, the sender
  * disconnects, both see RPMA_CONN_CLOSED. The packet counters of both
  * devices move: the connection really crossed the veth.
+ *
+ * The sender disconnects once the receiver says it saw ESTABLISHED: on a
+ * loaded machine a DREQ sent at once can overtake the CM's RTU (a
+ * retransmitted MAD), and the receiver's CM then reports only the
+ * disconnect, which is right of it.
  */
 
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "lab.h"
 
 #define PORT "7471"
 
 static struct lab_env env;
+
+/* the receiver writes one byte into [1] when it has seen ESTABLISHED */
+static int established[2];
 
 static unsigned long long counter(const char *dev, const char *name)
 {
@@ -39,10 +51,11 @@ static void receiver(void *arg)
 
 	(void)arg;
 	lab_ready();
-	req = lab_next_req(ep, NULL, 10000);
+	req = lab_next_req(ep, NULL, LAB_SAFETY_MS);
 	conn = lab_accept(&req);
 	printf("receiver: ESTABLISHED\n");
-	lab_closed(&conn, 10000);
+	CHECK(write(established[1], "e", 1) == 1, "cannot tell the sender: %s", strerror(errno));
+	lab_closed(&conn, LAB_SAFETY_MS);
 	printf("receiver: CLOSED\n");
 	CHECK_RPMA(rpma_ep_shutdown(&ep));
 	CHECK_RPMA(rpma_peer_delete(&peer));
@@ -59,16 +72,25 @@ int main(void)
 	lab_env_get(&env);
 	sent_a = counter(env.dev_a, "sent_pkts");
 	rcvd_b = counter(env.dev_b, "rcvd_pkts");
+	CHECK(pipe(established) == 0, "pipe: %s", strerror(errno));
 	pid = lab_fork(receiver, NULL);
+	close(established[1]);
 
 	/* the device that reaches LAB_B must be the other end of the link */
 	peer = lab_peer_new(env.b, RPMA_UTIL_IBV_CONTEXT_REMOTE, env.dev_a);
 	conn = lab_connect(peer, env.b, PORT, NULL);
 	CHECK_RPMA(rpma_conn_get_qp_num(conn, &qp_num));
 	printf("sender: ESTABLISHED, qp %u\n", qp_num);
+	{
+		struct pollfd p = {established[0], POLLIN, 0};
+		char c;
+
+		CHECK(poll(&p, 1, LAB_SAFETY_MS) == 1, "the receiver did not see ESTABLISHED");
+		CHECK(read(established[0], &c, 1) == 1, "the receiver died before ESTABLISHED");
+	}
 	lab_close(&conn);
 	printf("sender: CLOSED\n");
-	lab_reap(pid, 10000);
+	lab_reap(pid, LAB_SAFETY_MS);
 	CHECK_RPMA(rpma_peer_delete(&peer));
 
 	CHECK(counter(env.dev_a, "sent_pkts") > sent_a, "%s sent no packet", env.dev_a);

@@ -73,10 +73,11 @@ lab() {
 	sed 's/^/  | /' "$WORK/run.log"
 }
 
-# wait_for FILE SECONDS
+# wait_for FILE -- until FILE exists; 300 s is a safety net against a
+# hang, far above anything plausible, not a guess at how long it takes
 wait_for() {
 	local i
-	for ((i = 0; i < $2 * 10; i++)); do
+	for ((i = 0; i < 3000; i++)); do
 		[ -e "$1" ] && return 0
 		sleep 0.1
 	done
@@ -135,7 +136,7 @@ check_restored "after a run that passed"
 flock "$HOST_LOCK" sh -c ': >"$1/held"; until [ -e "$1/release" ]; do sleep 0.1; done' \
 	sh "$WORK" &
 HOLDER=$!
-wait_for "$WORK/held" 30 || fail "the lock holder did not get the lock"
+wait_for "$WORK/held" || fail "the lock holder did not get the lock"
 t0=$EPOCHREALTIME
 RC=0
 "$LAB" run -- sh -c '[ -e "$1/release" ] || exit 9; exit 3' sh "$WORK" >"$WORK/run.log" 2>&1 &
@@ -169,7 +170,7 @@ t0=$EPOCHREALTIME
 RC=0
 "$LAB" run -- sh -c 'echo $$ >"$1/cmd.pid"; exec sleep 60' sh "$WORK" >"$WORK/run.log" 2>&1 &
 lpid=$!
-wait_for "$WORK/cmd.pid" 60 || fail "the command did not start"
+wait_for "$WORK/cmd.pid" || fail "the command did not start"
 kill -TERM "$lpid"
 wait "$lpid" || RC=$?
 SECS=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')

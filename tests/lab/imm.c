@@ -31,12 +31,12 @@ static void receiver(void *arg)
 
 	(void)arg;
 	lab_ready();
-	req = lab_next_req(ep, NULL, 10000);
+	req = lab_next_req(ep, NULL, LAB_SAFETY_MS);
 	for (int i = 0; i < 3; i++)
 		CHECK_RPMA(rpma_conn_req_recv(req, mr, (size_t)i * 64, 64, (void *)(uintptr_t)i));
 	conn = lab_accept(&req);
 	for (int i = 0; i < 2; i++) {
-		lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, 30000);
+		lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, LAB_SAFETY_MS);
 		CHECK(wc.opcode == IBV_WC_RECV, "%s, expected IBV_WC_RECV", lab_wc_str(&wc));
 		CHECK(wc.wc_flags & IBV_WC_WITH_IMM, "message %d: no IBV_WC_WITH_IMM", i);
 		CHECK(ntohl(wc.imm_data) == imms[i], "message %d: imm_data 0x%08x, sent 0x%08x", i,
@@ -45,9 +45,9 @@ static void receiver(void *arg)
 			ntohl(wc.imm_data));
 	}
 	CHECK(memcmp(buf, "hello", 5) == 0, "the payload of the first message is wrong");
-	lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, 30000);
+	lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, LAB_SAFETY_MS);
 	CHECK(!(wc.wc_flags & IBV_WC_WITH_IMM), "a plain send arrived with IBV_WC_WITH_IMM");
-	lab_closed(&conn, 30000);
+	lab_closed(&conn, LAB_SAFETY_MS);
 	CHECK_RPMA(rpma_mr_dereg(&mr));
 	CHECK_RPMA(rpma_ep_shutdown(&ep));
 	CHECK_RPMA(rpma_peer_delete(&peer));
@@ -72,11 +72,11 @@ int main(void)
 	CHECK_RPMA(rpma_send_with_imm(conn, NULL, 0, 0, RPMA_F_COMPLETION_ALWAYS, imms[1], NULL));
 	CHECK_RPMA(rpma_send(conn, mr, 0, 5, RPMA_F_COMPLETION_ALWAYS, NULL));
 	for (int i = 0; i < 3; i++) {
-		lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, 30000);
+		lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, LAB_SAFETY_MS);
 		CHECK(wc.opcode == IBV_WC_SEND, "%s, expected IBV_WC_SEND", lab_wc_str(&wc));
 	}
 	lab_close(&conn);
-	lab_reap(pid, 30000);
+	lab_reap(pid, LAB_SAFETY_MS);
 	CHECK_RPMA(rpma_mr_dereg(&mr));
 	CHECK_RPMA(rpma_peer_delete(&peer));
 	return 0;

@@ -155,7 +155,7 @@ struct rpma_conn *lab_connect(
 	CHECK_RPMA(rpma_conn_req_new(peer, addr, port, cfg, &req));
 	CHECK_RPMA(rpma_conn_req_connect(&req, NULL, &conn));
 	CHECK(req == NULL, "rpma_conn_req_connect left the request set");
-	lab_expect_event(conn, RPMA_CONN_ESTABLISHED, 10000);
+	lab_expect_event(conn, RPMA_CONN_ESTABLISHED, LAB_SAFETY_MS);
 	return conn;
 }
 
@@ -164,7 +164,7 @@ struct rpma_conn *lab_accept(struct rpma_conn_req **req)
 	struct rpma_conn *conn;
 
 	CHECK_RPMA(rpma_conn_req_connect(req, NULL, &conn));
-	lab_expect_event(conn, RPMA_CONN_ESTABLISHED, 10000);
+	lab_expect_event(conn, RPMA_CONN_ESTABLISHED, LAB_SAFETY_MS);
 	return conn;
 }
 
@@ -199,10 +199,21 @@ void lab_expect_wc(
 		ibv_wc_status_str(status));
 }
 
+void lab_expect_no_more_wc(struct rpma_conn *conn, const char *what)
+{
+	static const char marker = 'M'; /* its address is the write's wr_id */
+	struct ibv_wc wc;
+
+	CHECK_RPMA(rpma_write(conn, NULL, 0, NULL, 0, 0, RPMA_F_COMPLETION_ALWAYS, &marker));
+	lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, LAB_SAFETY_MS);
+	CHECK(wc.wr_id == (uintptr_t)&marker && wc.opcode == IBV_WC_RDMA_WRITE,
+		"%s: an unexpected %s before the marker write's completion", what, lab_wc_str(&wc));
+}
+
 void lab_close(struct rpma_conn **conn)
 {
 	CHECK_RPMA(rpma_conn_disconnect(*conn));
-	lab_expect_event(*conn, RPMA_CONN_CLOSED, 10000);
+	lab_expect_event(*conn, RPMA_CONN_CLOSED, LAB_SAFETY_MS);
 	CHECK_RPMA(rpma_conn_delete(conn));
 	CHECK(*conn == NULL, "rpma_conn_delete left the pointer set");
 }
@@ -254,7 +265,8 @@ pid_t lab_fork(void (*fn)(void *arg), void *arg)
 	}
 	close(fds[1]);
 	child_pid = pid;
-	CHECK(wait_fd(fds[0], lab_now() + 30), "the receiver was not ready in 30 s");
+	CHECK(wait_fd(fds[0], lab_now() + LAB_SAFETY_MS / 1000.0),
+		"the receiver was not ready in %d s", LAB_SAFETY_MS / 1000);
 	CHECK(read(fds[0], &c, 1) == 1, "the receiver died before it was ready");
 	close(fds[0]);
 	return pid;

@@ -83,6 +83,16 @@ struct rpma_conn *lab_connect(struct rpma_peer *peer, const char *addr, const ch
 struct rpma_conn *lab_accept(struct rpma_conn_req **req);
 
 /*
+ * How long a wait for an event (a connection event, a completion, a
+ * child's exit) may take before the test gives up: a safety net that turns
+ * a hang into a failure with a message, never a measure -- each wait ends
+ * as soon as its event is there (milliseconds; seconds on a TCG guest
+ * while two other lab VMs load the 2-core host). The meson timeout of
+ * every lab test is above it.
+ */
+#define LAB_SAFETY_MS 300000
+
+/*
  * lab_next_event -- the next connection event, waiting up to timeout_ms;
  * returns 0, or RPMA_E_NO_EVENT when the time is up
  */
@@ -100,6 +110,16 @@ int lab_next_wc(struct rpma_conn *conn, struct ibv_wc *wc, int timeout_ms);
 /* lab_expect_wc -- the next completion: must come within timeout_ms with this status */
 void lab_expect_wc(
 	struct rpma_conn *conn, struct ibv_wc *wc, enum ibv_wc_status status, int timeout_ms);
+
+/*
+ * lab_expect_no_more_wc -- every request posted so far has given all the
+ * completions it will: post a signaled 0-byte RDMA WRITE (it needs neither
+ * a receive nor remote memory) and check that the next completion is its
+ * own. A send queue completes in order, so any completion an earlier
+ * request gave would come first: an event to wait for, where waiting some
+ * milliseconds for nothing would be a guess. what names the check.
+ */
+void lab_expect_no_more_wc(struct rpma_conn *conn, const char *what);
 
 /* lab_close -- disconnect (active side), wait for RPMA_CONN_CLOSED, delete */
 void lab_close(struct rpma_conn **conn);

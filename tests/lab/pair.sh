@@ -14,7 +14,9 @@ ready=$(mktemp -u "${TMPDIR:-/tmp}/lab-pair.XXXXXX")
 rpid=$!
 i=0
 while [ ! -e "$ready" ]; do
-	if ! kill -0 $rpid 2>/dev/null || [ $i -ge 300 ]; then
+	# 300 s: a safety net against a receiver that hangs, not a guess at
+	# how long it takes to listen (it writes $ready when it does)
+	if ! kill -0 $rpid 2>/dev/null || [ $i -ge 3000 ]; then
 		echo "pair.sh: $receiver did not start listening" >&2
 		kill $rpid 2>/dev/null
 		exit 1

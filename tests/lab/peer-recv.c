@@ -38,13 +38,13 @@ int main(int argc, char **argv)
 	CHECK(ready != NULL, "cannot create %s", argv[3]);
 	fclose(ready);
 
-	req = lab_next_req(ep, NULL, 60000);
+	req = lab_next_req(ep, NULL, LAB_SAFETY_MS);
 	for (size_t i = 0; i < LAB_SEQ_N; i++)
 		CHECK_RPMA(rpma_conn_req_recv(
 			req, mr, i * LAB_SEQ_MAX, LAB_SEQ_MAX, (void *)(uintptr_t)i));
 	conn = lab_accept(&req);
 	for (size_t i = 0; i < LAB_SEQ_N; i++) {
-		lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, 30000);
+		lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, LAB_SAFETY_MS);
 		CHECK(wc.opcode == IBV_WC_RECV && wc.wr_id == i,
 			"%s, expected IBV_WC_RECV of message %zu", lab_wc_str(&wc), i);
 		CHECK(wc.byte_len == lab_seq_size[i], "message %zu: %u bytes, sent %zu", i,
@@ -56,7 +56,7 @@ int main(int argc, char **argv)
 			"message %zu: written past its end", i);
 	}
 	printf("peer-recv: %d messages ok\n", LAB_SEQ_N);
-	lab_closed(&conn, 30000);
+	lab_closed(&conn, LAB_SAFETY_MS);
 	CHECK_RPMA(rpma_ep_shutdown(&ep));
 	CHECK_RPMA(rpma_mr_dereg(&mr));
 	CHECK_RPMA(rpma_peer_delete(&peer));

@@ -26,7 +26,7 @@ int main(void)
 	CHECK_RPMA(rpma_conn_req_new(peer, env.b, PORT, NULL, &req));
 	t0 = lab_now();
 	CHECK_RPMA(rpma_conn_req_connect(&req, NULL, &conn));
-	lab_expect_event(conn, RPMA_CONN_REJECTED, 10000);
+	lab_expect_event(conn, RPMA_CONN_REJECTED, LAB_SAFETY_MS);
 	printf("sender: RPMA_CONN_REJECTED after %.3f s\n", lab_now() - t0);
 	CHECK_RPMA(rpma_conn_delete(&conn));
 	CHECK_RPMA(rpma_peer_delete(&peer));

@@ -41,7 +41,7 @@ static void receiver(void *arg)
 
 	(void)arg;
 	lab_ready();
-	req = lab_next_req(ep, NULL, 10000);
+	req = lab_next_req(ep, NULL, LAB_SAFETY_MS);
 	for (int i = 0; i < BEFORE; i++)
 		CHECK_RPMA(rpma_conn_req_recv(req, mr, (size_t)i * 64, 64, NULL));
 	conn = lab_accept(&req);
@@ -85,7 +85,7 @@ int main(void)
 	conn = lab_connect(peer, env.b, PORT, NULL);
 	for (int i = 0; i < BEFORE; i++) {
 		CHECK_RPMA(rpma_send(conn, mr, 0, 64, RPMA_F_COMPLETION_ALWAYS, NULL));
-		lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, 30000);
+		lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, LAB_SAFETY_MS);
 	}
 
 	CHECK(kill(pid, SIGKILL) == 0, "cannot kill the receiver");
@@ -93,8 +93,8 @@ int main(void)
 	t_kill = lab_now();
 	printf("sender: receiver killed after %d messages\n", BEFORE);
 
-	/* stream on until the event, then 3 s more */
-	deadline = t_kill + 30;
+	/* stream on until the event (a safety net if it never comes), then 3 s more */
+	deadline = t_kill + LAB_SAFETY_MS / 1000.0;
 	while (lab_now() < deadline) {
 		if (rpma_send(conn, mr, 0, 64, RPMA_F_COMPLETION_ALWAYS, NULL) == 0)
 			posted++;
@@ -109,13 +109,14 @@ int main(void)
 			deadline = lab_now() + 3;
 		}
 	}
-	CHECK(t_event >= 0, "no connection event in 30 s after the kill");
+	CHECK(t_event >= 0, "no connection event in %d s after the kill", LAB_SAFETY_MS / 1000);
 	printf("sender: after the kill, %d sends posted, %d completed (%d failed)\n", posted,
 		completed, failed);
 	printf("sender: rpma_conn_disconnect\n");
 
 	CHECK_RPMA(rpma_conn_disconnect(conn));
-	deadline = lab_now() + 10;
+	/* the disconnect flushes what is left: a safety net if it does not */
+	deadline = lab_now() + LAB_SAFETY_MS / 1000.0;
 	while (completed < posted && lab_now() < deadline)
 		reap(conn, 100);
 	printf("sender: %d completed (%d failed) %.3f s after the kill\n", completed, failed,

@@ -35,13 +35,13 @@ static void receiver(void *arg)
 
 	(void)arg;
 	lab_ready();
-	req = lab_next_req(ep, NULL, 10000);
+	req = lab_next_req(ep, NULL, LAB_SAFETY_MS);
 	for (size_t i = 0; i < N; i++)
 		CHECK_RPMA(rpma_conn_req_recv(req, mr, i * SLOT, SLOT, (void *)(uintptr_t)(i + 1)));
 	conn = lab_accept(&req);
 
 	for (size_t i = 0; i < N; i++) {
-		lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, 30000);
+		lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, LAB_SAFETY_MS);
 		CHECK(wc.opcode == IBV_WC_RECV, "%s, expected IBV_WC_RECV", lab_wc_str(&wc));
 		CHECK(wc.wr_id == i + 1, "%s, expected wr_id %zu", lab_wc_str(&wc), i + 1);
 		CHECK(wc.byte_len == sizes[i], "%s, expected %zu bytes", lab_wc_str(&wc), sizes[i]);
@@ -50,7 +50,7 @@ static void receiver(void *arg)
 		CHECK(buf[i * SLOT + sizes[i]] == 0xee, "%s: written past its end", what);
 		printf("receiver: %s ok\n", what);
 	}
-	lab_closed(&conn, 30000);
+	lab_closed(&conn, LAB_SAFETY_MS);
 	CHECK_RPMA(rpma_mr_dereg(&mr));
 	CHECK_RPMA(rpma_ep_shutdown(&ep));
 	CHECK_RPMA(rpma_peer_delete(&peer));
@@ -75,13 +75,13 @@ int main(void)
 		lab_fill(buf + i * SLOT, sizes[i], (unsigned)i);
 		CHECK_RPMA(rpma_send(conn, mr, i * SLOT, sizes[i], RPMA_F_COMPLETION_ALWAYS,
 			(void *)(uintptr_t)(100 + i)));
-		lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, 30000);
+		lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, LAB_SAFETY_MS);
 		CHECK(wc.opcode == IBV_WC_SEND, "%s, expected IBV_WC_SEND", lab_wc_str(&wc));
 		CHECK(wc.wr_id == 100 + i, "%s, expected wr_id %zu", lab_wc_str(&wc), 100 + i);
 	}
 	printf("sender: %zu messages sent\n", N);
 	lab_close(&conn);
-	lab_reap(pid, 30000);
+	lab_reap(pid, LAB_SAFETY_MS);
 	CHECK_RPMA(rpma_mr_dereg(&mr));
 	CHECK_RPMA(rpma_peer_delete(&peer));
 	return 0;

@@ -18,8 +18,8 @@ fi
 rc=$?
 ip link set "$link" up
 ip neigh replace "$LAB_UNREACHABLE" lladdr "$lladdr" dev "$link" nud permanent
-# wait for the link's rxe device to be ACTIVE again
-for i in $(seq 50); do
+# wait for the link's rxe device to be ACTIVE again (300 s: a safety net)
+for i in $(seq 3000); do
 	rdma link show | grep "netdev $link\b" | grep -q 'state ACTIVE' && exit $rc
 	sleep 0.1
 done

@@ -38,18 +38,18 @@ static void receiver(void *arg)
 
 	(void)arg;
 	lab_ready();
-	req = lab_next_req(ep, NULL, 10000);
+	req = lab_next_req(ep, NULL, LAB_SAFETY_MS);
 	for (int i = 0; i < N; i++)
 		CHECK_RPMA(rpma_conn_req_recv(req, mr, (size_t)i * 64, 64, ctx_of(1, i)));
 	conn = lab_accept(&req);
 	for (int i = 0; i < N; i++) {
-		lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, 30000);
+		lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, LAB_SAFETY_MS);
 		CHECK(wc.wr_id == (uintptr_t)ctx_of(1, i), "%s, expected wr_id %p", lab_wc_str(&wc),
 			ctx_of(1, i));
 		CHECK(buf[i * 64] == i, "receive %d holds message %d", i, buf[i * 64]);
 	}
 	printf("receiver: %d receive completions, each with its op_context\n", N);
-	lab_closed(&conn, 30000);
+	lab_closed(&conn, LAB_SAFETY_MS);
 	CHECK_RPMA(rpma_mr_dereg(&mr));
 	CHECK_RPMA(rpma_ep_shutdown(&ep));
 	CHECK_RPMA(rpma_peer_delete(&peer));
@@ -75,14 +75,14 @@ int main(void)
 			conn, mr, (size_t)i * 64, 1, RPMA_F_COMPLETION_ALWAYS, ctx_of(0, i)));
 	}
 	for (int i = 0; i < N; i++) {
-		lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, 30000);
+		lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, LAB_SAFETY_MS);
 		CHECK(wc.opcode == IBV_WC_SEND, "%s, expected IBV_WC_SEND", lab_wc_str(&wc));
 		CHECK(wc.wr_id == (uintptr_t)ctx_of(0, i), "%s, expected wr_id %p", lab_wc_str(&wc),
 			ctx_of(0, i));
 	}
 	printf("sender: %d send completions, each with its op_context\n", N);
 	lab_close(&conn);
-	lab_reap(pid, 30000);
+	lab_reap(pid, LAB_SAFETY_MS);
 	CHECK_RPMA(rpma_mr_dereg(&mr));
 	CHECK_RPMA(rpma_peer_delete(&peer));
 	return 0;

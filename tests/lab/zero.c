@@ -29,12 +29,12 @@ static void receiver(void *arg)
 
 	(void)arg;
 	lab_ready();
-	req = lab_next_req(ep, NULL, 10000);
+	req = lab_next_req(ep, NULL, LAB_SAFETY_MS);
 	CHECK_RPMA(rpma_conn_req_recv(req, mr, 0, 4096, (void *)1));
 	conn = lab_accept(&req);
 	CHECK_RPMA(rpma_recv(conn, NULL, 0, 0, (void *)2));
 
-	lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, 30000);
+	lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, LAB_SAFETY_MS);
 	CHECK(wc.opcode == IBV_WC_RECV, "%s, expected IBV_WC_RECV", lab_wc_str(&wc));
 	CHECK(wc.byte_len == 0, "%s, expected byte_len 0", lab_wc_str(&wc));
 	CHECK(wc.wr_id == 1, "%s, expected wr_id 1", lab_wc_str(&wc));
@@ -42,12 +42,12 @@ static void receiver(void *arg)
 		CHECK(buf[i] == 0xee, "a 0-byte message changed byte %zu of the buffer", i);
 	printf("receiver: %s\n", lab_wc_str(&wc));
 
-	lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, 30000);
+	lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, LAB_SAFETY_MS);
 	CHECK(wc.opcode == IBV_WC_RECV && wc.byte_len == 0 && wc.wr_id == 2,
 		"%s, expected IBV_WC_RECV of 0 bytes, wr_id 2", lab_wc_str(&wc));
 	printf("receiver: %s (NULL receive)\n", lab_wc_str(&wc));
 
-	lab_closed(&conn, 30000);
+	lab_closed(&conn, LAB_SAFETY_MS);
 	CHECK_RPMA(rpma_mr_dereg(&mr));
 	CHECK_RPMA(rpma_ep_shutdown(&ep));
 	CHECK_RPMA(rpma_peer_delete(&peer));
@@ -67,14 +67,14 @@ int main(void)
 
 	for (uintptr_t i = 1; i <= 2; i++) {
 		CHECK_RPMA(rpma_send(conn, NULL, 0, 0, RPMA_F_COMPLETION_ALWAYS, (void *)(10 + i)));
-		lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, 30000);
+		lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, LAB_SAFETY_MS);
 		CHECK(wc.opcode == IBV_WC_SEND && wc.wr_id == 10 + i,
 			"%s, expected IBV_WC_SEND, wr_id %lu", lab_wc_str(&wc),
 			(unsigned long)(10 + i));
 		printf("sender: %s\n", lab_wc_str(&wc));
 	}
 	lab_close(&conn);
-	lab_reap(pid, 30000);
+	lab_reap(pid, LAB_SAFETY_MS);
 	CHECK_RPMA(rpma_peer_delete(&peer));
 	return 0;
 }

@@ -12,7 +12,7 @@
 set -u
 mode=$1 fig=$2 logs=$3
 top=$(cd "$(dirname "$0")/../.." && pwd)
-export PATH="$top/build/fs:$top/build/tools/rpma-recv:$top/build/tools/benchsrc:$PATH"
+export PATH="$top/build/fs:$top/build/tools/rpma-recv:$top/build/tools/benchsrc:$top/build/tests/lab/recv:$PATH"
 mkdir -p "$logs"
 work=$(mktemp -d /tmp/rpmafs-bench.XXXXXX)
 mnt=$work/spool
@@ -28,12 +28,14 @@ if [ "$mode" = quick ]; then
 	NULL_RATE_N=(2000 2000 30)  NULL_LAT_N=(500 500 20)
 	FS_RATE_N=(2000 1000 20)  FS_LAT_N=(300 300 10)
 	DD_N=20 DD4_N=8 SHELL_N=200 WARMUP=100 ROUNDS=1
+	FANIN_CONNS=(10 100 200) FANIN_MSGS=20
 else
 	PT_LAT_N=(2000 2000 100)  PT_BW_N=(20000 10000 200)
 	RAW_RATE_N=(20000 10000 200)  RAW_LAT_N=(2000 2000 100)
 	NULL_RATE_N=(20000 20000 500)  NULL_LAT_N=(5000 5000 200)
 	FS_RATE_N=(20000 10000 200)  FS_LAT_N=(2000 2000 100)
 	DD_N=200 DD4_N=60 SHELL_N=1000 WARMUP=500 ROUNDS=3
+	FANIN_CONNS=(10 100 1000) FANIN_MSGS=100
 fi
 WINDOW=16 # sends outstanding in the raw rate loop; rpmafs's window is slots + 2
 SLOTS=16  # rpmafs's registered message buffers (the default)
@@ -468,6 +470,72 @@ else
 	note peers64 "missing: rpma-recv did not start (see rpma-recv-64.log)"
 fi
 stop $r64
+
+# ---------------------------------------------------------------------------
+# 6. fan-in: K plain librpma senders (tests/lab/recv/fan-in, one process) to
+# one rpma-recv, on its shared receive queue and with --no-srq (4 MiB of
+# receives per connection: up to 100 connections, ~460 fill the VM)
+
+# fanin MODE K: one rpma-recv, K connections that then send FANIN_MSGS each
+fanin() {
+	local mode=$1 k=$2 port=$((7600 + RANDOM % 300)) opt=() r f key log i ctl rnr0
+	[ "$mode" = nosrq ] && opt=(--no-srq)
+	key=fanin.$mode.$k log=$logs/fanin-$mode-$k
+	rpma-recv --listen "$LAB_A:$port" "${opt[@]}" --max-connections $((k + 16)) --format len \
+		>/dev/null 2>"$log.recv" &
+	r=$!
+	if ! wait_for "$log.recv" "listening on" 20; then
+		note "$key" "missing: rpma-recv did not start (see $log.recv)"
+		stop $r
+		return
+	fi
+	rm -f "$work/fanin.ctl"
+	mkfifo "$work/fanin.ctl"
+	fan-in --connect "$LAB_A:$port" --conns "$k" --count $FANIN_MSGS --sizes 64 --window 4 \
+		--wait-stdin <"$work/fanin.ctl" 2>"$log.send" &
+	f=$!
+	exec {ctl}>"$work/fanin.ctl"
+	if wait_for "$log.send" "fan-in: $k connected" $((60 + k / 10)); then
+		for ((i = 0; i < 300; i++)); do
+			[ "$(grep -c ' accepted (' "$log.recv")" -ge "$k" ] && break
+			nap 0.1
+		done
+		put "$key.connect_s" "$(sed -n 's/.* connected in \([0-9.]*\) s/\1/p' "$log.send")"
+		put "$key.rss_idle_mib" "$(awk '/^VmRSS/ { printf "%.2f", $2 / 1024 }' "/proc/$r/status")"
+		# the senders are on LAB_B's device: RNR NAKs they met (no receive posted)
+		rnr0=$(counter "$LAB_DEV_B" rcvd_rnr_err)
+		echo go >&"$ctl"
+		if wait_for "$log.send" "fan-in: done" 300; then
+			put "$key.rnr_naks" $(($(counter "$LAB_DEV_B" rcvd_rnr_err) - rnr0))
+			put "$key.msg_s" "$(sed -n 's/.* completed in .* (\([0-9]*\) msg\/s).*/\1/p' "$log.send")"
+			put "$key.rss_mib" "$(awk '/^VmRSS/ { printf "%.2f", $2 / 1024 }' "/proc/$r/status")"
+			put "$key.hwm_mib" "$(awk '/^VmHWM/ { printf "%.2f", $2 / 1024 }' "/proc/$r/status")"
+			put "$key.messages" $((k * FANIN_MSGS))
+		else
+			note "$key" "missing: sending failed ($(tail -1 "$log.send"))"
+		fi
+	else
+		note "$key" "missing: $k connections not established ($(tail -1 "$log.send"))"
+	fi
+	echo bye >&"$ctl" 2>/dev/null
+	exec {ctl}>&-
+	for ((i = 0; i < 300; i++)); do kill -0 $f 2>/dev/null || break; nap 0.1; done
+	stop $f $r
+}
+
+if command -v fan-in >/dev/null; then
+	ulimit -n 65536
+	for k in "${FANIN_CONNS[@]}"; do
+		step "fan-in: $k plain librpma senders to one rpma-recv (shared receive queue)"
+		fanin srq "$k"
+		if [ "$k" -le 100 ]; then
+			step "fan-in: $k plain librpma senders to one rpma-recv --no-srq"
+			fanin nosrq "$k"
+		fi
+	done
+else
+	note fanin "missing: tests/lab/recv/fan-in is not built (-Dtests=disabled?)"
+fi
 
 put meta.lab_load_end "$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' /)"
 put meta.lab_seconds "$(minus "$(now)" "$t_start")"

@@ -270,7 +270,29 @@ def figure_tables(fig):
     if g("peers64.hwm_mib") is not None and g("peers64.pool_mib") is not None:
         over = g("peers64.hwm_mib") - g("peers64.pool_mib")
     row(sec, "peak RSS above the pool", over, "MiB", "%s threads" % fmt(g("peers64.threads"), 0))
+
+    sec = "Fan-in: plain librpma senders to one rpma-recv"
+    for e in fan_in(fig):
+        row(sec, "%d connections, %s: total rate" % (e["connections"], e["queue"]), e["msg_s"],
+            "msg/s", "rpma-recv RSS %s MiB (peak %s, before sending %s); connecting took %s s; "
+            "RNR NAKs %s" % (fmt(e["rss_mib"]), fmt(e["hwm_mib"]), fmt(e["rss_idle_mib"]),
+                             fmt(e["connect_s"]), fmt(e["rnr_naks"], 0)))
     return rows
+
+
+def fan_in(fig):
+    """The fan-in table: one entry per (queue, connections) measured."""
+    out = []
+    for mode, name in (("srq", "shared receive queue"), ("nosrq", "--no-srq")):
+        ks = sorted({int(k.split(".")[2]) for k in fig if k.startswith("fanin.%s." % mode)})
+        for k in ks:
+            def g(f):
+                return fig.get("fanin.%s.%d.%s" % (mode, k, f))
+            out.append({"queue": name, "connections": k, "msg_s": g("msg_s"),
+                        "rss_mib": g("rss_mib"), "hwm_mib": g("hwm_mib"),
+                        "rss_idle_mib": g("rss_idle_mib"), "connect_s": g("connect_s"),
+                        "messages": g("messages"), "rnr_naks": g("rnr_naks")})
+    return out
 
 
 def rnr(g, prefix):
@@ -351,6 +373,12 @@ def write_md(path, fig, notes, meta, cks, rows):
              "messages the status file says were posted in it (warm-up included in both).")
     L.append("- RNR NAKs and retransmits: rxe0's hw_counters rcvd_rnr_err and "
              "completer_retry_err over the run (the receiver out of receives; packets lost).")
+    L.append("- fan-in: `fan-in` (tests/lab/recv/fan-in.c, built against Debian's librpma) "
+             "opens K connections from one process to one `rpma-recv` (defaults: 64 KiB "
+             "messages; 256 shared slots, or 64 per connection with --no-srq), then every "
+             "connection sends its messages of 64 B at once, 4 in flight each; the rate is "
+             "all messages over the time to the last completion; RSS is rpma-recv's VmRSS "
+             "after the last completion.")
     if notes:
         L.append("")
         L.append("## Notes")
@@ -372,6 +400,7 @@ def write_json(path, fig, notes, meta, cks):
                                  "definition": c["definition"]} for c in cks}
     doc["rounds"] = {c["key"]: c.get("rounds", []) for c in cks}
     doc["figures"] = fig
+    doc["fan_in"] = fan_in(fig)
     doc["notes"] = notes
     doc["meta"] = meta
     with open(path, "w") as f:

@@ -47,12 +47,14 @@
  */
 #define SETTLE_QUIET_MS 50
 #define SETTLE_MAX_MS 1000
+#define SETTLE_POLL_MS 10 /* how often a settling connection is looked at */
 
 enum conn_state {
 	CONN_ACCEPTED, /* accepted, RPMA_CONN_ESTABLISHED not seen yet */
 	CONN_ESTABLISHED,
-	CONN_CLOSING, /* we disconnected, RPMA_CONN_CLOSED not seen yet */
-	CONN_DEAD,    /* deleted; freed by recv_conn_reap() */
+	CONN_CLOSING,  /* we disconnected, RPMA_CONN_CLOSED not seen yet */
+	CONN_SETTLING, /* stopped (QP in the error state): waiting for its last completions */
+	CONN_DEAD,     /* deleted; freed by recv_conn_reap() */
 };
 
 struct recv_conn {
@@ -63,7 +65,9 @@ struct recv_conn {
 	char kind[64];			  /* what its private data said */
 
 	struct rpma_conn *conn;
-	struct rpma_cq *cq;
+	uint32_t qp_num;
+	bool in_map; /* in srv->qps */
+	struct rpma_cq *cq; /* --no-srq: its receives complete here */
 	struct rpma_mr_local *mr;
 	uint8_t *buf;
 	size_t buf_size;
@@ -78,6 +82,8 @@ struct recv_conn {
 	bool discard; /* its output failed: later messages are dropped */
 	bool pending; /* completions are left for the next turn */
 	char close_why[96];
+	int64_t settle_start, quiet_since; /* CONN_SETTLING: since when, quiet since when */
+	uint64_t seen;			   /* messages + dropped when last looked at */
 
 	uint64_t messages, bytes, dropped;
 };
@@ -211,15 +217,18 @@ static int watch_fds(struct recv_conn *c)
 
 	ret = rpma_conn_get_event_fd(c->conn, &c->event_fd);
 	if (!ret)
+		ret = rpma_conn_get_qp_num(c->conn, &c->qp_num);
+	/* with the SRQ its receives complete on the SRQ's CQ, and it sends nothing */
+	if (!ret && !c->srv->srq)
 		ret = rpma_conn_get_cq(c->conn, &c->cq);
-	if (!ret)
+	if (!ret && !c->srv->srq)
 		ret = rpma_cq_get_fd(c->cq, &c->cq_fd);
 	if (ret) {
 		recv_log(RECV_LOG_ERROR, "connection %lu %s: cannot get its file descriptors: %s",
 			c->id, c->peer, rpma_err_2str(ret));
 		return -1;
 	}
-	if (fd_set_nonblock(c->event_fd) || fd_set_nonblock(c->cq_fd)) {
+	if (fd_set_nonblock(c->event_fd) || (c->cq_fd >= 0 && fd_set_nonblock(c->cq_fd))) {
 		recv_log(RECV_LOG_ERROR, "connection %lu %s: fcntl: %s", c->id, c->peer,
 			strerror(errno));
 		return -1;
@@ -230,6 +239,8 @@ static int watch_fds(struct recv_conn *c)
 	ev.data.ptr = &c->event_watch;
 	if (epoll_ctl(c->srv->epfd, EPOLL_CTL_ADD, c->event_fd, &ev))
 		goto err;
+	if (c->cq_fd < 0)
+		return 0;
 	ev.data.ptr = &c->cq_watch;
 	if (epoll_ctl(c->srv->epfd, EPOLL_CTL_ADD, c->cq_fd, &ev)) {
 		(void)epoll_ctl(c->srv->epfd, EPOLL_CTL_DEL, c->event_fd, NULL);
@@ -265,6 +276,49 @@ static void unlink_conn(struct recv_conn *c)
 		c->next->prev = c->prev;
 	c->prev = NULL;
 	c->next = NULL;
+}
+
+/*
+ * post_own_receives -- --no-srq: the connection's own buffers, every slot
+ * posted before the accept (an eager sender never meets RNR); on failure
+ * the request is rejected and c freed
+ */
+static int post_own_receives(struct recv_conn *c, struct rpma_conn_req **req, const char *peer)
+{
+	struct recv_server *srv = c->srv;
+	int ret;
+
+	if (setup_buffers(c, peer)) {
+		free_buffers(c);
+		free(c);
+		reject(srv, req, peer, "no receive buffers (see above)");
+		return -1;
+	}
+	for (uint32_t i = 0; i < c->slots; i++) {
+		ret = rpma_conn_req_recv(*req, c->mr, (size_t)i * c->slot_size, c->slot_size,
+			(const void *)(uintptr_t)i);
+		if (ret) {
+			free_buffers(c);
+			free(c);
+			reject(srv, req, peer, "posting receive %u of %u failed: %s", i + 1,
+				srv->opts->slots, rpma_err_2str(ret));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* map_conn -- with the SRQ: find the connection by its queue pair number */
+static int map_conn(struct recv_conn *c)
+{
+	if (!c->srv->srq)
+		return 0;
+	if (recv_qpmap_put(c->srv->qps, c->qp_num, c)) {
+		recv_log(RECV_LOG_ERROR, "connection %lu %s: out of memory", c->id, c->peer);
+		return -1;
+	}
+	c->in_map = true;
+	return 0;
 }
 
 void recv_conn_request(struct recv_server *srv, struct rpma_conn_req **req)
@@ -304,6 +358,12 @@ void recv_conn_request(struct recv_server *srv, struct rpma_conn_req **req)
 		return;
 	}
 
+	if (srv->open >= opts->max_conns) {
+		reject(srv, req, peer, "%u connections are open, the most --max-connections allows",
+			srv->open);
+		return;
+	}
+
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		reject(srv, req, peer, "out of memory");
@@ -320,27 +380,17 @@ void recv_conn_request(struct recv_server *srv, struct rpma_conn_req **req)
 	else
 		snprintf(c->kind, sizeof(c->kind), "no rpmafs private data");
 
-	if (setup_buffers(c, peer)) {
-		free_buffers(c);
-		free(c);
-		reject(srv, req, peer, "no receive buffers (see above)");
+	if (!srv->srq && post_own_receives(c, req, peer))
 		return;
-	}
 
-	/* receives go up before the accept: an eager sender never meets RNR */
-	for (uint32_t i = 0; i < c->slots; i++) {
-		ret = rpma_conn_req_recv(*req, c->mr, (size_t)i * c->slot_size, c->slot_size,
-			(const void *)(uintptr_t)i);
-		if (ret) {
-			free_buffers(c);
-			free(c);
-			reject(srv, req, peer, "posting receive %u of %u failed: %s", i + 1,
-				srv->opts->slots, rpma_err_2str(ret));
-			return;
-		}
-	}
-
-	rpmafs_pdata_encode(&(struct rpmafs_pdata){opts->max_message, opts->slots}, reply);
+	/*
+	 * Credits are receives kept posted for this connection alone. With the
+	 * shared queue none are: every receive may go to any connection, so
+	 * the truthful figure is 0 (none promised); a sender then keeps its
+	 * own window and RNR retry holds it back when the queue runs dry.
+	 */
+	rpmafs_pdata_encode(
+		&(struct rpmafs_pdata){opts->max_message, srv->srq ? 0 : opts->slots}, reply);
 	ours.ptr = reply;
 	ours.len = sizeof(reply);
 	ret = rpma_conn_req_connect(req, &ours, &c->conn);
@@ -351,7 +401,10 @@ void recv_conn_request(struct recv_server *srv, struct rpma_conn_req **req)
 		free(c);
 		return;
 	}
-	if (watch_fds(c)) {
+	if (watch_fds(c) || map_conn(c)) {
+		(void)epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->event_fd, NULL);
+		if (c->cq_fd >= 0)
+			(void)epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->cq_fd, NULL);
 		(void)rpma_conn_disconnect(c->conn);
 		(void)rpma_conn_delete(&c->conn);
 		free_buffers(c);
@@ -360,12 +413,19 @@ void recv_conn_request(struct recv_server *srv, struct rpma_conn_req **req)
 	}
 
 	srv->accepted++;
+	srv->open++;
 	srv->locked += c->buf_size;
 	c->state = CONN_ACCEPTED;
 	link_conn(c);
-	recv_log(RECV_LOG_DEBUG,
-		"connection %lu %s: accepting (%s); %u receives of %u bytes posted", c->id, c->peer,
-		c->kind, c->slots, c->slot_size);
+	if (srv->srq)
+		recv_log(RECV_LOG_DEBUG,
+			"connection %lu %s: accepting (%s); queue pair %" PRIu32
+			" on the shared receive queue",
+			c->id, c->peer, c->kind, c->qp_num);
+	else
+		recv_log(RECV_LOG_DEBUG,
+			"connection %lu %s: accepting (%s); %u receives of %u bytes posted", c->id,
+			c->peer, c->kind, c->slots, c->slot_size);
 }
 
 static void set_pending(struct recv_conn *c, bool pending)
@@ -379,7 +439,16 @@ static void set_pending(struct recv_conn *c, bool pending)
 		c->srv->pending--;
 }
 
-/* finish -- the connection is over: delete it and keep it for the reaper */
+static void drain_cq(struct recv_conn *c, unsigned budget);
+static void drain_srq(struct recv_server *srv, unsigned budget);
+
+/*
+ * finish -- the connection is over: delete it and keep it for the reaper.
+ * Called from the loop's top level only (never while completions are
+ * being handled), so that it may drain the shared CQ: no completion of this
+ * queue pair may stay there once the queue pair is gone, or its number,
+ * reused by a later connection, would give that one a stranger's message.
+ */
 static void finish(struct recv_conn *c, const char *how)
 {
 	struct recv_server *srv = c->srv;
@@ -388,20 +457,29 @@ static void finish(struct recv_conn *c, const char *how)
 
 	if (c->state == CONN_DEAD)
 		return;
+	if (srv->srq)
+		drain_srq(srv, 0);
 	set_pending(c, false);
+	if (c->state == CONN_SETTLING)
+		srv->settling--;
 	if (c->dropped)
 		snprintf(dropped, sizeof(dropped), ", %" PRIu64 " dropped", c->dropped);
 	recv_log(RECV_LOG_NOTICE, "connection %lu %s %s: %" PRIu64 " messages, %" PRIu64 " bytes%s",
 		c->id, c->peer, how, c->messages, c->bytes, dropped);
 
 	(void)epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->event_fd, NULL);
-	(void)epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->cq_fd, NULL);
+	if (c->cq_fd >= 0)
+		(void)epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->cq_fd, NULL);
 	ret = rpma_conn_delete(&c->conn);
 	if (ret)
 		recv_log(RECV_LOG_ERROR, "connection %lu: deleting it: %s", c->id,
 			rpma_err_2str(ret));
+	if (c->in_map)
+		recv_qpmap_remove(srv->qps, c->qp_num);
+	c->in_map = false;
 	free_buffers(c);
 	srv->locked -= c->buf_size;
+	srv->open--;
 	c->state = CONN_DEAD;
 
 	unlink_conn(c);
@@ -409,8 +487,69 @@ static void finish(struct recv_conn *c, const char *how)
 	srv->dead = c;
 }
 
-static void drain_cq(struct recv_conn *c, unsigned budget);
-static void settle(struct recv_conn *c);
+int64_t recv_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * start_settling -- the connection has stopped (its QP is in the error
+ * state, or about to be destroyed): write out every message that arrived
+ * before, then finish. A DEVICE_REMOVAL or a failed disconnect comes
+ * without the CM round trip that would otherwise give rxe's responder
+ * time to finish: a message it is taking in on the other CPU while the QP
+ * goes to the error state still makes its completion, and its sender has
+ * its acknowledgement. So the connection stays until its completions have
+ * been quiet for SETTLE_QUIET_MS (at most SETTLE_MAX_MS; seen in the lab
+ * without this: 2 acknowledged sync messages lost at a device removal).
+ * The wait is the loop's (recv_conn_settle()), not a sleep: every other
+ * connection goes on meanwhile.
+ */
+static void start_settling(struct recv_conn *c)
+{
+	struct recv_server *srv = c->srv;
+
+	if (c->state >= CONN_SETTLING)
+		return;
+	c->state = CONN_SETTLING;
+	srv->settling++;
+	c->settle_start = recv_now_ms();
+	c->quiet_since = c->settle_start;
+	c->seen = c->messages + c->dropped;
+	if (!srv->srq)
+		drain_cq(c, 0);
+}
+
+int recv_conn_settle(struct recv_server *srv)
+{
+	struct recv_conn *c, *next;
+	int64_t now;
+
+	if (!srv->settling)
+		return -1;
+	/* take what has come meanwhile (the loop handles new events too) */
+	if (srv->srq)
+		drain_srq(srv, 0);
+	now = recv_now_ms();
+	for (c = srv->conns; c && srv->settling; c = next) {
+		next = c->next;
+		if (c->state != CONN_SETTLING)
+			continue;
+		if (!srv->srq)
+			drain_cq(c, 0);
+		if (c->messages + c->dropped != c->seen) {
+			c->seen = c->messages + c->dropped;
+			c->quiet_since = now;
+		}
+		if (now - c->quiet_since >= SETTLE_QUIET_MS ||
+			now - c->settle_start >= SETTLE_MAX_MS)
+			finish(c, c->close_why);
+	}
+	return srv->settling ? SETTLE_POLL_MS : -1;
+}
 
 /*
  * close_conn -- disconnect on our side; RPMA_CONN_CLOSED finishes it. why
@@ -428,45 +567,8 @@ static void close_conn(struct recv_conn *c, const char *why)
 	if (ret) {
 		recv_log(RECV_LOG_DEBUG, "connection %lu: disconnect: %s", c->id,
 			rpma_err_2str(ret));
-		/* no CLOSED event will come: what arrived is written now */
-		settle(c);
-		if (c->state != CONN_DEAD)
-			finish(c, c->close_why);
-	}
-}
-
-int64_t recv_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/*
- * Write out every message that arrived before the connection stopped, the
- * QP being in the error state (or about to be destroyed). A DEVICE_REMOVAL
- * or a failed disconnect comes without the CM round trip that would
- * otherwise give rxe's responder time to finish: a message it is taking in
- * on the other CPU while the QP goes to the error state still makes its
- * completion, and its sender has its acknowledgement. So the queue is
- * drained until it has been quiet for SETTLE_QUIET_MS (seen in the lab
- * without this: 2 acknowledged sync messages lost at a device removal).
- */
-static void settle(struct recv_conn *c)
-{
-	int64_t start = recv_now_ms(), quiet_since = start;
-	uint64_t seen = c->messages + c->dropped;
-
-	drain_cq(c, 0);
-	while (c->state != CONN_DEAD && recv_now_ms() - quiet_since < SETTLE_QUIET_MS &&
-		recv_now_ms() - start < SETTLE_MAX_MS) {
-		usleep(5000);
-		drain_cq(c, 0);
-		if (c->messages + c->dropped != seen) {
-			seen = c->messages + c->dropped;
-			quiet_since = recv_now_ms();
-		}
+		/* no CLOSED event will come: what arrived is written, then it finishes */
+		start_settling(c);
 	}
 }
 
@@ -479,9 +581,7 @@ static void peer_gone(struct recv_conn *c, const char *how)
 		/* moves the QP to the error state: what is left is flushed */
 		(void)rpma_conn_disconnect(c->conn);
 	}
-	settle(c);
-	if (c->state != CONN_DEAD)
-		finish(c, c->close_why);
+	start_settling(c);
 }
 
 static void output_failed(struct recv_conn *c, int err, uint32_t len)
@@ -506,23 +606,56 @@ static void output_failed(struct recv_conn *c, int err, uint32_t len)
 	close_conn(c, "output error");
 }
 
-static void on_completion(struct recv_conn *c, const struct ibv_wc *wc)
+/*
+ * failed_receive -- a receive completed with an error: nothing to do for a
+ * flush (a disconnect; the CM event tells the story), else the connection
+ * is closed
+ */
+static void failed_receive(struct recv_conn *c, const struct ibv_wc *wc)
+{
+	char why[96];
+
+	if (wc->status == IBV_WC_WR_FLUSH_ERR)
+		return;
+	snprintf(why, sizeof(why), "receive failed: %s%s", ibv_wc_status_str(wc->status),
+		wc->status == IBV_WC_LOC_LEN_ERR ? ", a message over --max-message?" : "");
+	recv_log(RECV_LOG_ERROR, "connection %lu %s: %s", c->id, c->peer, why);
+	close_conn(c, why);
+}
+
+/* deliver -- write one received message out (or drop it), count it */
+static void deliver(struct recv_conn *c, const uint8_t *msg, uint32_t len)
 {
 	struct recv_server *srv = c->srv;
+	int ret;
+
+	RECEIVED(msg, len);
+	if (c->discard || srv->stop == RECV_STOP_COUNT || srv->stop == RECV_STOP_OUTPUT_GONE) {
+		c->dropped++;
+		return;
+	}
+	ret = recv_output_write(srv->out, msg, len);
+	if (ret) {
+		output_failed(c, ret, len);
+		return;
+	}
+	c->messages++;
+	c->bytes += len;
+	srv->messages++;
+	srv->bytes += len;
+	if (srv->opts->count && srv->messages >= srv->opts->count)
+		srv->stop = RECV_STOP_COUNT;
+}
+
+/* on_completion -- --no-srq: a completion of the connection's own receives */
+static void on_completion(struct recv_conn *c, const struct ibv_wc *wc)
+{
 	uint64_t slot = wc->wr_id;
 	size_t offset;
 	int ret;
 
 	if (wc->status != IBV_WC_SUCCESS) {
-		char why[96];
-
-		/* receives flushed by a disconnect: the CM event tells the story */
-		if (wc->status == IBV_WC_WR_FLUSH_ERR)
-			return;
-		snprintf(why, sizeof(why), "receive failed: %s%s", ibv_wc_status_str(wc->status),
-			wc->status == IBV_WC_LOC_LEN_ERR ? ", a message over --max-message?" : "");
-		recv_log(RECV_LOG_ERROR, "connection %lu %s: %s", c->id, c->peer, why);
-		close_conn(c, why);
+		failed_receive(c, wc);
 		return;
 	}
 	if (wc->opcode != IBV_WC_RECV || slot >= c->slots || wc->byte_len > c->slot_size) {
@@ -535,22 +668,7 @@ static void on_completion(struct recv_conn *c, const struct ibv_wc *wc)
 	}
 
 	offset = (size_t)slot * c->slot_size;
-	RECEIVED(c->buf + offset, wc->byte_len);
-	if (c->discard || srv->stop == RECV_STOP_COUNT || srv->stop == RECV_STOP_OUTPUT_GONE) {
-		c->dropped++;
-	} else {
-		ret = recv_output_write(srv->out, c->buf + offset, wc->byte_len);
-		if (ret) {
-			output_failed(c, ret, wc->byte_len);
-		} else {
-			c->messages++;
-			c->bytes += wc->byte_len;
-			srv->messages++;
-			srv->bytes += wc->byte_len;
-			if (srv->opts->count && srv->messages >= srv->opts->count)
-				srv->stop = RECV_STOP_COUNT;
-		}
-	}
+	deliver(c, c->buf + offset, wc->byte_len);
 
 	/* the slot is free again: post it at once, unless we are closing */
 	if (c->state >= CONN_CLOSING)
@@ -564,26 +682,86 @@ static void on_completion(struct recv_conn *c, const struct ibv_wc *wc)
 }
 
 /*
- * drain_cq -- take the channel's events (which re-arms it, so a completion
- * arriving meanwhile raises a new one), then handle completions: all of
- * them, or at most about budget, leaving the rest pending for the next turn
+ * on_srq_completion -- a completion of the shared receive queue: written
+ * out for the connection its queue pair number names, and the slot, which
+ * belongs to everyone, is posted again whatever became of the connection
+ */
+static void on_srq_completion(struct recv_server *srv, const struct ibv_wc *wc)
+{
+	struct recv_srq *q = srv->srq;
+	struct recv_conn *c = recv_qpmap_get(srv->qps, wc->qp_num);
+	uint64_t slot = wc->wr_id;
+	int ret;
+
+	if (slot >= q->slots) {
+		/* not one of ours: nothing to post again */
+		recv_log(RECV_LOG_ERROR,
+			"shared receive queue: unexpected completion (opcode %d, wr_id %" PRIu64
+			", queue pair %" PRIu32 ")",
+			(int)wc->opcode, slot, wc->qp_num);
+		return;
+	}
+	q->posted--;
+	if (wc->status != IBV_WC_SUCCESS) {
+		if (c)
+			failed_receive(c, wc);
+	} else if (!c) {
+		/* its connection is gone (it cannot be: finish() drains first) */
+		srv->stray++;
+		recv_log(RECV_LOG_DEBUG,
+			"shared receive queue: a message of %" PRIu32 " bytes for queue pair %" PRIu32
+			", which is no open connection: dropped",
+			wc->byte_len, wc->qp_num);
+	} else if (wc->opcode != IBV_WC_RECV || wc->byte_len > q->slot_size) {
+		recv_log(RECV_LOG_ERROR,
+			"connection %lu %s: unexpected completion (opcode %d, %" PRIu32 " bytes)",
+			c->id, c->peer, (int)wc->opcode, wc->byte_len);
+		close_conn(c, "unexpected completion");
+	} else {
+		deliver(c, recv_srq_slot(q, (uint32_t)slot), wc->byte_len);
+	}
+
+	ret = recv_srq_post(q, (uint32_t)slot);
+	if (ret)
+		recv_log(RECV_LOG_ERROR,
+			"shared receive queue: posting receive %" PRIu64 " again failed: %s; %u of "
+			"%u receives left posted",
+			slot, rpma_err_2str(ret), q->posted, q->slots);
+}
+
+/*
+ * take_events -- take a completion channel's events (which re-arms it, so
+ * a completion arriving meanwhile raises a new one)
+ */
+static int take_events(struct rpma_cq *cq, int fd, char *why, size_t size)
+{
+	int ret;
+
+	while (fd_readable(fd)) {
+		ret = rpma_cq_wait(cq);
+		if (ret == RPMA_E_NO_COMPLETION)
+			break;
+		if (ret) {
+			snprintf(why, size, "waiting for completions: %s", rpma_err_2str(ret));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * drain_cq -- --no-srq: handle the connection's completions: all of them,
+ * or at most about budget, leaving the rest pending for the next turn
  */
 static void drain_cq(struct recv_conn *c, unsigned budget)
 {
 	struct ibv_wc wc[WC_BATCH];
+	char why[96];
 	unsigned done = 0;
 	int n, ret;
 
-	while (fd_readable(c->cq_fd)) {
-		ret = rpma_cq_wait(c->cq);
-		if (ret == RPMA_E_NO_COMPLETION)
-			break;
-		if (ret) {
-			recv_log(RECV_LOG_ERROR, "connection %lu %s: waiting for completions: %s",
-				c->id, c->peer, rpma_err_2str(ret));
-			break;
-		}
-	}
+	if (take_events(c->cq, c->cq_fd, why, sizeof(why)))
+		recv_log(RECV_LOG_ERROR, "connection %lu %s: %s", c->id, c->peer, why);
 
 	while (budget == 0 || done < budget) {
 		n = 0;
@@ -607,6 +785,50 @@ static void drain_cq(struct recv_conn *c, unsigned budget)
 		done += (unsigned)n;
 	}
 	set_pending(c, true);
+}
+
+/*
+ * drain_srq -- the same for the shared receive queue's CQ, in arrival
+ * order, which keeps every connection's messages in its order. Never
+ * nested: a nested drain would hand out completions polled after those
+ * of the outer batch still in hand.
+ */
+static void drain_srq(struct recv_server *srv, unsigned budget)
+{
+	struct recv_srq *q = srv->srq;
+	struct ibv_wc wc[WC_BATCH];
+	char why[96];
+	unsigned done = 0;
+	int n, ret;
+
+	if (srv->draining)
+		return;
+	srv->draining = true;
+	if (take_events(q->rcq, q->rcq_fd, why, sizeof(why)))
+		recv_log(RECV_LOG_ERROR, "shared receive queue: %s", why);
+
+	srv->srq_pending = true;
+	while (budget == 0 || done < budget) {
+		n = 0;
+		ret = rpma_cq_get_wc(q->rcq, WC_BATCH, wc, &n);
+		if (ret == RPMA_E_NO_COMPLETION) {
+			srv->srq_pending = false;
+			break;
+		}
+		if (ret) {
+			/* nothing the loop could do about it: stop, write what is there */
+			recv_log(RECV_LOG_ERROR, "shared receive queue: polling completions: %s",
+				rpma_err_2str(ret));
+			srv->srq_pending = false;
+			if (srv->stop == RECV_RUNNING)
+				srv->stop = RECV_STOP_ENDPOINT;
+			break;
+		}
+		for (int i = 0; i < n; i++)
+			on_srq_completion(srv, &wc[i]);
+		done += (unsigned)n;
+	}
+	srv->draining = false;
 }
 
 static const char *event_name(enum rpma_conn_event ev)
@@ -668,10 +890,15 @@ static void on_events(struct recv_conn *c)
 	}
 }
 
-void recv_conn_handle(struct recv_watch *watch)
+
+void recv_conn_handle(struct recv_server *srv, struct recv_watch *watch)
 {
 	struct recv_conn *c = watch->conn;
 
+	if (watch->kind == RECV_WATCH_SRQ_CQ) {
+		drain_srq(srv, srv->srq->slots + WC_BATCH);
+		return;
+	}
 	if (c->state == CONN_DEAD)
 		return; /* closed earlier in this epoll batch */
 	if (watch->kind == RECV_WATCH_CONN_EVENT)
@@ -684,6 +911,8 @@ void recv_conn_run_pending(struct recv_server *srv)
 {
 	struct recv_conn *c = srv->conns, *next;
 
+	if (srv->srq_pending)
+		drain_srq(srv, srv->srq->slots + WC_BATCH);
 	for (; c && srv->pending; c = next) {
 		next = c->next;
 		if (c->pending)
@@ -699,9 +928,11 @@ void recv_conn_shutdown_all(struct recv_server *srv, bool drain)
 							       : "shutting down";
 	struct recv_conn *c = srv->conns, *next;
 
+	if (drain && srv->srq)
+		drain_srq(srv, 0);
 	for (; c; c = next) {
 		next = c->next;
-		if (drain)
+		if (drain && !srv->srq)
 			drain_cq(c, 0);
 		if (c->state != CONN_DEAD)
 			close_conn(c, why);

@@ -2,10 +2,14 @@
 /*
  * conn.h -- rpma-recv's connections: accepting, receiving, closing
  *
- * One event loop (main.c) serves every connection. Each connection has its
- * own receive buffer of slots x max_message bytes, registered once, with
- * one receive posted per slot before the connection is accepted; a slot is
- * posted again as soon as its message has been written out.
+ * One event loop (main.c) serves every connection. By default every
+ * connection takes its messages from the one shared receive queue
+ * (srq.h), whose completions all arrive on one CQ; a connection itself is
+ * a queue pair, its CM events and this bookkeeping. With --no-srq each
+ * connection has its own receive buffer of slots x max_message bytes,
+ * registered once, with one receive posted per slot before the connection
+ * is accepted. Either way a slot is posted again as soon as its message has
+ * been written out.
  */
 #ifndef RPMA_RECV_CONN_H
 #define RPMA_RECV_CONN_H
@@ -17,6 +21,8 @@
 
 #include "options.h"
 #include "output.h"
+#include "qpmap.h"
+#include "srq.h"
 
 struct recv_conn;
 
@@ -25,7 +31,8 @@ enum recv_watch_kind {
 	RECV_WATCH_ENDPOINT,   /* the listening endpoint: connection requests */
 	RECV_WATCH_SIGNAL,     /* the signalfd: SIGINT, SIGTERM */
 	RECV_WATCH_CONN_EVENT, /* a connection's CM events */
-	RECV_WATCH_CONN_CQ,    /* a connection's completion channel */
+	RECV_WATCH_CONN_CQ,    /* a connection's completion channel (--no-srq) */
+	RECV_WATCH_SRQ_CQ,     /* the shared receive queue's completion channel */
 };
 
 struct recv_watch {
@@ -50,16 +57,23 @@ struct recv_server {
 	struct recv_output *out;
 	int epfd;
 
+	struct recv_srq *srq;	 /* NULL with --no-srq */
+	struct recv_qpmap *qps;	 /* qp_num -> connection, for the SRQ's completions */
+	bool srq_pending;	 /* the SRQ's CQ has completions left to handle */
+	bool draining;		 /* in drain_srq(): no nested drain */
 	struct recv_conn *conns; /* open connections */
 	struct recv_conn *dead;	 /* closed; freed once the current epoll batch is done */
 	unsigned pending;	 /* connections with completions left to handle */
+	unsigned open;		 /* connections in conns */
+	unsigned settling;	 /* of those, waiting for their last completions */
 
 	enum recv_stop stop;
 	uint64_t messages; /* written out */
 	uint64_t bytes;
 	unsigned long accepted;
 	unsigned long rejected;
-	size_t locked; /* bytes of registered receive buffers */
+	size_t locked;	/* bytes of registered receive buffers */
+	uint64_t stray; /* SRQ completions of no open connection (dropped) */
 };
 
 /*
@@ -69,8 +83,11 @@ struct recv_server {
  */
 void recv_conn_request(struct recv_server *srv, struct rpma_conn_req **req);
 
-/* recv_conn_handle -- an epoll event for a connection's event or CQ fd */
-void recv_conn_handle(struct recv_watch *watch);
+/*
+ * recv_conn_handle -- an epoll event for a connection's event or CQ fd, or
+ * the shared receive queue's CQ (watch->conn NULL, srv given)
+ */
+void recv_conn_handle(struct recv_server *srv, struct recv_watch *watch);
 
 /*
  * recv_conn_run_pending -- carry on with connections that had more
@@ -89,6 +106,13 @@ void recv_conn_drop_all(struct recv_server *srv, const char *why);
 
 /* recv_conn_reap -- free connections that have finished closing */
 void recv_conn_reap(struct recv_server *srv);
+
+/*
+ * recv_conn_settle -- finish the connections that stopped and whose last
+ * completions have come (quiet for a while); returns how many
+ * milliseconds the loop may sleep before it must call again (-1: no limit)
+ */
+int recv_conn_settle(struct recv_server *srv);
 
 /* recv_now_ms -- monotonic milliseconds (deadlines, the settling of a closing connection) */
 int64_t recv_now_ms(void);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -39,6 +40,7 @@ struct loop {
 	int sigfd;
 	struct recv_watch ep_watch;
 	struct recv_watch sig_watch;
+	struct recv_watch srq_watch;
 	bool stopping;
 	int64_t deadline_ms;
 };
@@ -55,7 +57,16 @@ static int check_device(struct ibv_context *dev, const struct recv_options *opts
 
 	if (ibv_query_device(dev, &attr))
 		return 0; /* nothing to compare with; the connections will tell */
-	if ((int64_t)opts->slots > attr.max_qp_wr || (int64_t)opts->slots > attr.max_cqe) {
+	if (opts->srq && ((int64_t)opts->slots > attr.max_srq_wr || attr.max_srq == 0 ||
+				 (int64_t)opts->slots > attr.max_cqe)) {
+		fprintf(stderr,
+			"rpma-recv: --slots %u is more than device %s takes in a shared receive "
+			"queue (max_srq %d, max_srq_wr %d, max_cqe %d); see --no-srq\n",
+			opts->slots, name, attr.max_srq, attr.max_srq_wr, attr.max_cqe);
+		return -1;
+	}
+	if (!opts->srq &&
+		((int64_t)opts->slots > attr.max_qp_wr || (int64_t)opts->slots > attr.max_cqe)) {
 		fprintf(stderr,
 			"rpma-recv: --slots %u is more than device %s takes (max_qp_wr %d, "
 			"max_cqe %d)\n",
@@ -69,6 +80,32 @@ static int check_device(struct ibv_context *dev, const struct recv_options *opts
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * raise_nofile -- a connection holds two descriptors (its CM event channel
+ * and its completion channel): take the hard limit as the soft one, and
+ * say when even that cannot hold --max-connections
+ */
+static void raise_nofile(const struct recv_options *opts)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+		(void)getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 2 * (rlim_t)opts->max_conns + 64)
+		recv_log(RECV_LOG_NOTICE,
+			"the descriptor limit (RLIMIT_NOFILE, %llu) holds about %llu connections, "
+			"fewer than --max-connections %u: raise it (ulimit -n, LimitNOFILE= in a "
+			"systemd unit)",
+			(unsigned long long)rl.rlim_cur,
+			(unsigned long long)(rl.rlim_cur > 64 ? (rl.rlim_cur - 64) / 2 : 0),
+			opts->max_conns);
 }
 
 static int setup_rpma(struct loop *lp, struct recv_options *opts)
@@ -92,12 +129,36 @@ static int setup_rpma(struct loop *lp, struct recv_options *opts)
 		return -1;
 	}
 
-	/* one CQ entry and one receive queue entry per slot: nothing else is posted */
+	if (opts->srq) {
+		if (recv_srq_new(lp->srv.peer, opts->slots, opts->max_message, &lp->srv.srq))
+			return -1;
+		if (recv_qpmap_new(&lp->srv.qps)) {
+			fprintf(stderr, "rpma-recv: out of memory\n");
+			return -1;
+		}
+		lp->srv.locked = lp->srv.srq->buf_size;
+	}
+
 	ret = rpma_conn_cfg_new(&lp->srv.conn_cfg);
-	if (!ret)
+	if (!ret && opts->srq) {
+		/*
+		 * A connection on the shared queue receives into it and sends
+		 * nothing: its own queues are the smallest there are, so that a
+		 * connection costs a queue pair and little else.
+		 */
+		ret = rpma_conn_cfg_set_srq(lp->srv.conn_cfg, lp->srv.srq->srq);
+		if (!ret)
+			ret = rpma_conn_cfg_set_sq_size(lp->srv.conn_cfg, 1);
+		if (!ret)
+			ret = rpma_conn_cfg_set_cq_size(lp->srv.conn_cfg, 1);
+		if (!ret)
+			ret = rpma_conn_cfg_set_rq_size(lp->srv.conn_cfg, 1);
+	} else if (!ret) {
+		/* one CQ entry and one receive queue entry per slot: nothing else is posted */
 		ret = rpma_conn_cfg_set_cq_size(lp->srv.conn_cfg, opts->slots);
-	if (!ret)
-		ret = rpma_conn_cfg_set_rq_size(lp->srv.conn_cfg, opts->slots);
+		if (!ret)
+			ret = rpma_conn_cfg_set_rq_size(lp->srv.conn_cfg, opts->slots);
+	}
 	if (ret) {
 		fprintf(stderr, "rpma-recv: connection configuration: %s\n", rpma_err_2str(ret));
 		return -1;
@@ -153,6 +214,9 @@ static int setup_loop(struct loop *lp)
 	}
 	if (watch(lp, fd, &lp->ep_watch, RECV_WATCH_ENDPOINT) ||
 		watch(lp, lp->sigfd, &lp->sig_watch, RECV_WATCH_SIGNAL))
+		return -1;
+	if (lp->srv.srq &&
+		watch(lp, lp->srv.srq->rcq_fd, &lp->srq_watch, RECV_WATCH_SRQ_CQ))
 		return -1;
 	return 0;
 }
@@ -237,7 +301,7 @@ static int run(struct loop *lp)
 {
 	struct recv_server *srv = &lp->srv;
 	struct epoll_event evs[32];
-	int timeout, n;
+	int timeout, settle, n;
 
 	for (;;) {
 		if (!lp->stopping && srv->stop != RECV_RUNNING)
@@ -252,13 +316,23 @@ static int run(struct loop *lp)
 			}
 		}
 
-		/* idle: wait without a timeout, so an idle receiver uses no CPU */
-		if (srv->pending)
+		/*
+		 * idle: wait without a timeout, so an idle receiver uses no CPU;
+		 * a connection settling wants a look every few milliseconds
+		 */
+		settle = recv_conn_settle(srv);
+		recv_conn_reap(srv);
+		if (srv->pending || srv->srq_pending)
 			timeout = 0;
 		else if (lp->stopping)
-			timeout = (int)(lp->deadline_ms - recv_now_ms());
+			timeout = (int)(lp->deadline_ms > recv_now_ms() ? lp->deadline_ms - recv_now_ms()
+									 : 0);
 		else
 			timeout = -1;
+		if (settle >= 0 && (timeout < 0 || settle < timeout))
+			timeout = settle;
+		if (lp->stopping && !srv->conns)
+			continue; /* the last one finished: the top of the loop returns */
 
 		n = epoll_wait(srv->epfd, evs, (int)(sizeof(evs) / sizeof(evs[0])), timeout);
 		if (n < 0) {
@@ -278,7 +352,7 @@ static int run(struct loop *lp)
 				on_signal(lp);
 				break;
 			default:
-				recv_conn_handle(w);
+				recv_conn_handle(srv, w);
 				break;
 			}
 		}
@@ -293,6 +367,9 @@ static void teardown(struct loop *lp)
 		(void)rpma_ep_shutdown(&lp->ep);
 	if (lp->srv.conn_cfg)
 		(void)rpma_conn_cfg_delete(&lp->srv.conn_cfg);
+	/* after the connections, before the peer */
+	recv_srq_delete(&lp->srv.srq);
+	recv_qpmap_delete(&lp->srv.qps);
 	if (lp->srv.peer)
 		(void)rpma_peer_delete(&lp->srv.peer);
 	if (lp->srv.epfd >= 0)
@@ -306,6 +383,7 @@ int main(int argc, char *argv[])
 	struct recv_options opts;
 	struct loop lp = {.srv.epfd = -1, .sigfd = -1};
 	int status = EXIT_SUCCESS, ret;
+	uint32_t srq_posted;
 
 	switch (recv_options_parse(argc, argv, HAVE_PEER_ADDR, &opts)) {
 	case RECV_PARSE_OK:
@@ -331,6 +409,7 @@ int main(int argc, char *argv[])
 		return EXIT_FAILURE;
 	}
 
+	raise_nofile(&opts);
 	ret = setup_rpma(&lp, &opts);
 	if (!ret)
 		ret = setup_loop(&lp);
@@ -342,9 +421,10 @@ int main(int argc, char *argv[])
 	}
 
 	recv_log(RECV_LOG_NOTICE,
-		"listening on %s port %s: format %s to %s, max message %u bytes, %u slots",
+		"listening on %s port %s: format %s to %s, max message %u bytes, %u slots %s",
 		opts.addr, opts.port, recv_format_name(opts.format), recv_output_name(lp.srv.out),
-		opts.max_message, opts.slots);
+		opts.max_message, opts.slots,
+		opts.srq ? "shared by all connections" : "per connection (--no-srq)");
 
 	if (run(&lp))
 		status = EXIT_FAILURE;
@@ -353,6 +433,7 @@ int main(int argc, char *argv[])
 
 	recv_conn_drop_all(&lp.srv, "exiting");
 	recv_conn_reap(&lp.srv);
+	srq_posted = lp.srv.srq ? lp.srv.srq->posted : opts.slots;
 	teardown(&lp);
 
 	ret = recv_output_close(&lp.srv.out);
@@ -363,6 +444,19 @@ int main(int argc, char *argv[])
 	recv_log(RECV_LOG_NOTICE,
 		"%lu connections, %" PRIu64 " messages, %" PRIu64 " bytes, %lu rejected",
 		lp.srv.accepted, lp.srv.messages, lp.srv.bytes, lp.srv.rejected);
+	/*
+	 * Every receive comes back with a completion, except one a provider
+	 * took for a message that a connection's end cut short: say so, it is
+	 * capacity the queue lost (none has been seen in the lab).
+	 */
+	if (srq_posted < opts.slots)
+		recv_log(RECV_LOG_NOTICE,
+			"shared receive queue: %u of %u receives were still posted at the end",
+			srq_posted, opts.slots);
+	if (lp.srv.stray)
+		recv_log(RECV_LOG_NOTICE,
+			"%" PRIu64 " messages of connections already closed were dropped",
+			lp.srv.stray);
 	recv_options_fini(&opts);
 	return status;
 }

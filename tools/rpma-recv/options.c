@@ -20,7 +20,10 @@ static const char usage_text[] =
 	"  -l, --listen ADDR[:PORT]  address of a local RDMA device to listen on\n"
 	"                            (port " RECV_DEFAULT_PORT " by default; IPv6 as [ADDR]:PORT)\n"
 	"  -m, --max-message SIZE    largest message accepted (default 64KiB, at most 1GiB)\n"
-	"  -s, --slots N             receives kept posted per connection (default 64)\n"
+	"  -s, --slots N             receives kept posted, shared by all connections\n"
+	"                            (default 256; with --no-srq per connection, default 64)\n"
+	"      --no-srq              one receive queue per connection, not one shared\n"
+	"      --max-connections N   connections open at once (default 4096)\n"
 	"  -f, --format FORMAT       raw, lines, len or dir (default raw)\n"
 	"  -o, --output PATH         file (or directory, for dir) instead of standard output\n"
 	"  -c, --count N             exit after writing N messages in all\n"
@@ -158,6 +161,14 @@ static int apply_option(int opt, const char *arg, bool have_allow, struct recv_o
 			return -1;
 		opts->slots = (uint32_t)v;
 		return 0;
+	case 'S':
+		opts->srq = false;
+		return 0;
+	case 'M':
+		if (option_number("max-connections", arg, RECV_MAX_CONNS, &v))
+			return -1;
+		opts->max_conns = (uint32_t)v;
+		return 0;
 	case 'f':
 		if (recv_format_parse(arg, &opts->format))
 			return bad_value("format", arg, "expected raw, lines, len or dir");
@@ -201,6 +212,8 @@ enum recv_parse_result recv_options_parse(
 		{"listen", required_argument, NULL, 'l'},
 		{"max-message", required_argument, NULL, 'm'},
 		{"slots", required_argument, NULL, 's'},
+		{"no-srq", no_argument, NULL, 'S'},
+		{"max-connections", required_argument, NULL, 'M'},
 		{"format", required_argument, NULL, 'f'},
 		{"output", required_argument, NULL, 'o'},
 		{"count", required_argument, NULL, 'c'},
@@ -216,7 +229,9 @@ enum recv_parse_result recv_options_parse(
 	memset(opts, 0, sizeof(*opts));
 	strcpy(opts->port, RECV_DEFAULT_PORT);
 	opts->max_message = RECV_DEFAULT_MAX_MESSAGE;
-	opts->slots = RECV_DEFAULT_SLOTS;
+	opts->slots = 0; /* the default depends on --no-srq */
+	opts->srq = true;
+	opts->max_conns = RECV_DEFAULT_MAX_CONNS;
 	opts->format = RECV_FORMAT_RAW;
 	opts->verbosity = RECV_NORMAL;
 	if (recv_allow_new(&opts->allow)) {
@@ -240,6 +255,9 @@ enum recv_parse_result recv_options_parse(
 			return RECV_PARSE_ERROR;
 		}
 	}
+
+	if (!opts->slots)
+		opts->slots = opts->srq ? RECV_DEFAULT_SRQ_SLOTS : RECV_DEFAULT_SLOTS;
 
 	if (optind < argc) {
 		fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);

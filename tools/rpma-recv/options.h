@@ -14,7 +14,10 @@
 
 #define RECV_DEFAULT_PORT "7204"
 #define RECV_DEFAULT_MAX_MESSAGE (64u << 10)
-#define RECV_DEFAULT_SLOTS 64u
+#define RECV_DEFAULT_SLOTS 64u	     /* --no-srq: receives of each connection */
+#define RECV_DEFAULT_SRQ_SLOTS 256u  /* the shared receive queue's, for all connections */
+#define RECV_DEFAULT_MAX_CONNS 4096u /* connections open at once */
+#define RECV_MAX_CONNS 1000000u
 #define RECV_MAX_SLOTS 65535u /* what the private data can advertise */
 
 enum recv_verbosity { RECV_QUIET, RECV_NORMAL, RECV_VERBOSE };
@@ -23,7 +26,9 @@ struct recv_options {
 	char addr[256]; /* --listen address, without brackets */
 	char port[6];
 	uint32_t max_message;
-	uint32_t slots;
+	uint32_t slots;	    /* with srq: in all; without: per connection */
+	bool srq;	    /* one shared receive queue (default) or one per connection */
+	uint32_t max_conns; /* --max-connections */
 	enum recv_format format;
 	const char *output; /* NULL: standard output */
 	uint64_t count;	    /* 0: no limit */

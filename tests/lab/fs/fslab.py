@@ -19,6 +19,16 @@ import time
 
 SKIP = 77
 
+# How long a wait for an event may take before the test gives up. It is a
+# safety net that turns a hang into a failure with a message, never a
+# measure: every wait below ends as soon as its event (a log line, a mount,
+# a status key) is there. The slowest event seen, rpma-recv starting to
+# listen under valgrind in a TCG guest while two other lab VMs loaded the
+# 2-core host, took tens of seconds (a fixed 20 s once made faults-valgrind
+# fail); 300 s is far above anything plausible, and below the meson timeout
+# of every test that uses it, so a hang is reported by the test itself.
+SAFETY_S = 300
+
 
 def need_lab():
     if not os.environ.get("LAB_B"):
@@ -43,13 +53,30 @@ def check(cond, msg):
 
 
 def wait_until(pred, seconds, what):
+    """Poll pred until it is true; fail after seconds (a safety net: pass
+    SAFETY_S). what may be a function, called for the failure's message."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         value = pred()
         if value:
             return value
         time.sleep(0.05)
-    fail("timed out after %ss waiting for %s" % (seconds, what))
+    fail("timed out after %ss waiting for %s" % (seconds, what() if callable(what) else what))
+
+
+SYS_WRITE = {"x86_64": 1, "aarch64": 64}.get(os.uname().machine)
+
+
+def in_write(thread):
+    """Whether thread (a threading.Thread) sleeps in write(2): the first
+    field of /proc/self/task/TID/syscall is the number of the system call
+    a blocked thread is in ("running" otherwise). The event a test waits
+    for when writers must be blocked, instead of sleeping and hoping."""
+    try:
+        with open("/proc/self/task/%d/syscall" % thread.native_id) as f:
+            return f.read().split()[0] == str(SYS_WRITE)
+    except (OSError, IndexError):
+        return False
 
 
 class Work:
@@ -112,12 +139,13 @@ class Receiver:
              "--format", "len", "--output", out] + self.args,
             stdout=subprocess.DEVNULL, stderr=logf)
         self.work.procs.append(self.proc)
+        # the event: rpma-recv logs "listening on" once its endpoint is up
         wait_until(lambda: "listening on" in open(self.log).read() or self.proc.poll() is not None,
-                   20, "rpma-recv to listen")
+                   SAFETY_S, "rpma-recv to listen")
         check(self.proc.poll() is None, "rpma-recv exited: see %s" % self.log)
         return self
 
-    def stop(self, sig=signal.SIGTERM, timeout=20):
+    def stop(self, sig=signal.SIGTERM, timeout=SAFETY_S):
         self.proc.send_signal(sig)
         try:
             rc = self.proc.wait(timeout)
@@ -174,7 +202,7 @@ class Spool:
             [os.environ["RPMAFS"], "-f", "--config", self.config, self.mnt] + self.opts,
             stdout=logf, stderr=logf)
         self.work.procs.append(self.proc)
-        wait_until(lambda: os.path.ismount(self.mnt) or self.proc.poll() is not None, 20,
+        wait_until(lambda: os.path.ismount(self.mnt) or self.proc.poll() is not None, SAFETY_S,
                    "the mount")
         check(self.proc.poll() is None, "rpmafs exited: see %s" % self.log)
         if wait_connected:
@@ -204,11 +232,11 @@ class Spool:
             out[name[len("user.rpma."):]] = int(v) if v.isdigit() else v
         return out
 
-    def wait_state(self, peer, state, seconds=20):
+    def wait_state(self, peer, state, seconds=SAFETY_S):
         wait_until(lambda: self.status(peer)["state"] == state, seconds,
                    "%s to be %s (status: %s)" % (peer, state, self.status(peer)))
 
-    def settled(self, peer, seconds=20):
+    def settled(self, peer, seconds=SAFETY_S):
         """Wait until nothing is queued or in flight; return the status."""
         return wait_until(lambda: (lambda s: s if s["in_flight"] == 0 and s["pending"] == 0
                                    else None)(self.status(peer)), seconds, "%s to settle" % peer)
@@ -234,7 +262,7 @@ class Spool:
             except OSError:
                 pass
 
-    def unmount(self, timeout=30):
+    def unmount(self, timeout=SAFETY_S):
         subprocess.run(["fusermount3", "-u", self.mnt], capture_output=True)
         try:
             return self.proc.wait(timeout)
@@ -256,5 +284,5 @@ def run(name, body):
     return 0
 
 
-__all__ = ["need_lab", "need_fuse", "check", "fail", "wait_until", "Receiver", "Spool", "run", "next_port",
+__all__ = ["need_lab", "need_fuse", "check", "fail", "wait_until", "SAFETY_S", "in_write", "Receiver", "Spool", "run", "next_port",
            "errno", "os", "signal", "subprocess", "time", "SKIP"]

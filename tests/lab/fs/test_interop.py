@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Interop (SPEC 3, 5): a plain receiver written against Debian's librpma,
+"""Interop (docs/design.md §3, §5): a plain receiver written against Debian's librpma,
 which sends no private data, gets the spool's messages, 0-byte included;
 the spool falls back to its configured message limit."""
 import sys
@@ -20,7 +20,7 @@ def body(work):
     log = open(work.path("plain.log"), "w")
     p = subprocess.Popen([plain, b, str(port), str(len(msgs)), ready, out], stdout=log, stderr=log)
     work.procs.append(p)
-    wait_until(lambda: os.path.exists(ready) or p.poll() is not None, 30, "plain-recv to listen")
+    wait_until(lambda: os.path.exists(ready) or p.poll() is not None, SAFETY_S, "plain-recv to listen")
     check(p.poll() is None, "plain-recv exited")
 
     spool = Spool(work, {"alpha": {"address": b, "port": port, "max_message": "64K"}}).mount()
@@ -33,7 +33,7 @@ def body(work):
     st = spool.settled("alpha")
     check(st["completed"] == len(msgs) and st["failed"] == 0, "status: %s" % st)
     spool.unmount()
-    check(p.wait(30) == 0, "plain-recv failed: %s" % open(work.path("plain.log")).read())
+    check(p.wait(SAFETY_S) == 0, "plain-recv failed: %s" % open(work.path("plain.log")).read())
 
     data, got, i = open(out, "rb").read(), [], 0
     while i < len(data):

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Message limits (SPEC 4.1): a write up to the limit is one message; one
+"""Message limits (docs/design.md §4.1): a write up to the limit is one message; one
 byte more fails with EMSGSIZE and sends nothing. The limit is the smallest
 of the config's max_message, what the receiver advertised, and what FUSE
 passes whole (1 MiB - 4 KiB, see rpmafs(8))."""

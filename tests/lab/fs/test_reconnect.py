@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""A receiver killed and restarted mid-stream (SPEC 4.2): the spool
+"""A receiver killed and restarted mid-stream (docs/design.md §4.2): the spool
 reconnects; every message is either confirmed or counted failed, none is
 unaccounted, none arrives twice, none arrives that no write sent."""
 import sys
@@ -37,14 +37,15 @@ def body(work):
 
     t = threading.Thread(target=writer)
     t.start()
-    wait_until(lambda: len(ok) > N // 4, 60, "a quarter of the stream")
+    wait_until(lambda: len(ok) > N // 4, SAFETY_S, "a quarter of the stream")
     recv.stop(signal.SIGKILL)
-    time.sleep(0.5)
+    # restart once the spool has seen the receiver go
+    spool.wait_state("alpha", "reconnecting")
     recv.start()
-    t.join(300)
+    t.join(SAFETY_S)
     check(not t.is_alive(), "the writer is stuck")
 
-    st = spool.settled("alpha", 30)
+    st = spool.settled("alpha")
     recv.stop()
     got = recv.messages()
     seqs = [int(m.split()[1]) for m in got]

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Messages sent from the shell arrive intact, one per write(2), in order,
 0-byte ones included; stat, the status file and the xattrs agree with what
-rpma-recv counted (SPEC 4.1, 4.3)."""
+rpma-recv counted (docs/design.md §4.1, §4.3)."""
 import sys
 
 from fslab import *
@@ -47,7 +47,7 @@ def body(work):
         expected = [m for p, _, ms in steps if p == peer for m in ms]
         n, nbytes = len(expected), sum(len(m) for m in expected)
         spool.settled(peer)
-        wait_until(lambda: len(recv[peer].messages()) >= n, 10, "%s's messages to arrive" % peer)
+        wait_until(lambda: len(recv[peer].messages()) >= n, SAFETY_S, "%s's messages to arrive" % peer)
         got = recv[peer].messages()
         check(got == expected, "%s: received %d messages, expected %d, in this order:\n%r\n%r" %
               (peer, len(got), n, got, expected))

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Completions (SPEC 4.2): a sync write returns after its completion and
+"""Completions (docs/design.md §4.2): a sync write returns after its completion and
 fails with EIO once the receiver is gone; O_SYNC makes an async spool
 sync for that file; fsync (dd conv=fsync) waits for the handle's messages;
 writes while disconnected fail with ENOTCONN after send_timeout_ms."""
@@ -58,7 +58,7 @@ def body(work):
 
     # async writes while disconnected: ENOTCONN after send_timeout_ms
     r_async.stop(signal.SIGKILL)
-    spool.wait_state("a", "reconnecting", 10)
+    spool.wait_state("a", "reconnecting")
     t0 = time.monotonic()
     e = spool.write("a", b"nobody")
     took = time.monotonic() - t0
@@ -69,7 +69,7 @@ def body(work):
 
     # the receiver returns: the spool reconnects, writes flow again
     r_sync.start()
-    spool.wait_state("s", "connected", 20)
+    spool.wait_state("s", "connected")
     check(spool.write("s", b"back") == 0, "sync write after reconnection failed")
     st = spool.status("s")
     check(st["reconnects"] >= 1, "reconnects %s" % st["reconnects"])

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Unmounting with writers blocked on a dead peer does not hang (SPEC 4.2,
+"""Unmounting with writers blocked on a dead peer does not hang (docs/design.md §4.2,
 rpmafs(8)): fusermount3 -u refuses at once (the files are open), SIGTERM
 makes rpmafs give up on what cannot complete and exit, and the blocked
 writers get an error instead of waiting forever. Then a fresh mount works."""
@@ -28,20 +28,33 @@ def body(work):
     threads = [threading.Thread(target=writer, args=(k,)) for k in range(4)]
     for t in threads:
         t.start()
-    time.sleep(2)
-    # the two receives still posted take two of them; the others wait
+
+    seen = []
+
+    def stuck():
+        """A send is held by the stopped receiver, each write that
+        completed has returned to its writer, and every writer still alive
+        is inside write(2): they stay blocked."""
+        s = spool.status("alpha")
+        alive = [t for t in threads if t.is_alive()]
+        seen[:] = [s, len(threads) - len(alive), [in_write(t) for t in alive]]
+        return (s["in_flight"] >= 1 and len(threads) - len(alive) == s["completed"] + s["failed"] - 1
+                and all(in_write(t) for t in alive))
+
+    wait_until(stuck, SAFETY_S, lambda: "the writers to block (status, writers done, in write): %s" % seen)
+    # the receives still posted (one or two) take some of them; the others wait
     blocked = [k for k, t in enumerate(threads) if t.is_alive()]
     check(len(blocked) >= 2, "only %d writers blocked: the test proves little" % len(blocked))
 
-    r = subprocess.run(["fusermount3", "-u", spool.mnt], capture_output=True, text=True, timeout=10)
+    r = subprocess.run(["fusermount3", "-u", spool.mnt], capture_output=True, text=True, timeout=SAFETY_S)
     check(r.returncode != 0, "fusermount3 -u succeeded with files open")
 
     t0 = time.monotonic()
     spool.proc.send_signal(signal.SIGTERM)
-    rc = spool.proc.wait(30)
+    rc = spool.proc.wait(SAFETY_S)
     took = time.monotonic() - t0
     for t in threads:
-        t.join(10)
+        t.join(SAFETY_S)
     check(not any(t.is_alive() for t in threads), "writers still blocked after rpmafs exited")
     check(rc == 0, "rpmafs exit status %d" % rc)
     # it waits for in-flight messages at most send_timeout_ms + 2 s

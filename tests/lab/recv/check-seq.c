@@ -31,7 +31,7 @@
 
 #include "seq.h"
 
-#define MAX_SENDERS 256
+#define MAX_SENDERS 65536 /* fan-in's thousands of connections */
 #define MAX_EXPECT 16
 
 enum format { RAW, LINES, LEN, DIR_ };

@@ -39,10 +39,16 @@ fail() {
 	exit 1
 }
 
-# wait_for FILE PATTERN SECONDS -- until an extended regex matches in FILE
+# How long a wait for an event (a log line, an exit) may take before the
+# test gives up: a safety net that turns a hang into a failure, not a
+# measure -- each wait ends as soon as its event is there. Far above
+# anything plausible on a loaded 2-core TCG host, below the meson timeout.
+SAFETY_S=300
+
+# wait_for FILE PATTERN -- until an extended regex matches in FILE
 wait_for() {
 	local i
-	for ((i = 0; i < $3 * 10; i++)); do
+	for ((i = 0; i < SAFETY_S * 10; i++)); do
 		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
 		sleep 0.1
 	done
@@ -58,14 +64,24 @@ start_recv() {
 		2>"$WORK/recv.log" &
 	RECV_PID=$!
 	PIDS+=("$RECV_PID")
-	wait_for "$WORK/recv.log" "listening on" 20 || fail "rpma-recv did not start"
+	wait_for "$WORK/recv.log" "listening on" || fail "rpma-recv did not start"
 }
 
-# wait_exit PID SECONDS -- the process's exit status; killed (and 124) if it
-# does not exit in time
+# wait_size FILE BYTES -- until FILE holds at least BYTES bytes
+wait_size() {
+	local i
+	for ((i = 0; i < SAFETY_S * 10; i++)); do
+		[ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -ge "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# wait_exit PID -- the process's exit status; killed (and 124) if it does
+# not exit within the safety net
 wait_exit() {
 	local i
-	for ((i = 0; i < $2 * 10; i++)); do
+	for ((i = 0; i < SAFETY_S * 10; i++)); do
 		if ! kill -0 "$1" 2>/dev/null; then
 			wait "$1"
 			return $?

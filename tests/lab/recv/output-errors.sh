@@ -9,10 +9,10 @@
 PORT=$((PORT + 1))
 ("$RPMA_RECV" --listen "$LAB_A:$PORT" --format lines 2>"$WORK/recv.log"
 	echo $? >"$WORK/recv.rc") | head -n 1 >"$WORK/first" &
-wait_for "$WORK/recv.log" "listening on" 20 || fail "rpma-recv did not start"
+wait_for "$WORK/recv.log" "listening on" || fail "rpma-recv did not start"
 send --count 20000 --sizes 64 --quiet 2>>"$WORK/send.log"
 echo "sender against a closed pipe: exit $?"
-for ((i = 0; i < 100; i++)); do
+for ((i = 0; i < SAFETY_S * 10; i++)); do
 	[ -s "$WORK/recv.rc" ] && break
 	sleep 0.1
 done
@@ -32,14 +32,14 @@ trap 'umount "$WORK/small" 2>/dev/null; cleanup' EXIT
 start_recv --format len --output "$WORK/small/out.len" --max-message 64K --slots 4
 send --id 0 --count 10 --sizes 64K 2>>"$WORK/send.log"
 echo "sender filling the disk: exit $?"
-wait_for "$WORK/recv.log" "connection 1 .*No space left on device; closing the connection" 10 ||
+wait_for "$WORK/recv.log" "connection 1 .*No space left on device; closing the connection" ||
 	fail "ENOSPC not reported with the connection"
-wait_for "$WORK/recv.log" "connection 1 .*closed \(output error\)" 10 ||
+wait_for "$WORK/recv.log" "connection 1 .*closed \(output error\)" ||
 	fail "the connection was not closed"
 send --id 1 --count 10 --sizes 16 2>>"$WORK/send.log" || fail "another sender failed"
 kill -0 "$RECV_PID" || fail "rpma-recv died"
 kill -TERM "$RECV_PID"
-wait_exit "$RECV_PID" 10 || fail "rpma-recv did not exit 0 after ENOSPC on one connection"
+wait_exit "$RECV_PID" || fail "rpma-recv did not exit 0 after ENOSPC on one connection"
 size=$(stat -c %s "$WORK/small/out.len")
 echo "full disk: output holds $size bytes"
 "$CHECK_SEQ" --format len --input "$WORK/small/out.len" --senders 2 --count 10 \

@@ -70,6 +70,14 @@ struct fqp {
 	uint8_t min_rnr_timer;
 };
 
+struct fsrq {
+	struct node n;
+	struct ibv_srq srq;
+	struct ibv_srq_init_attr attr; /* as asked */
+	struct fake_recv_wr recvs[FAKE_MAX_SRQ_WR];
+	unsigned int n_recv;
+};
+
 struct fevent;
 
 struct fevch {
@@ -218,6 +226,11 @@ static struct fqp *fqp_of(const struct ibv_qp *qp)
 	return container_of(qp, struct fqp, qp);
 }
 
+static struct fsrq *fsrq_of(const struct ibv_srq *srq)
+{
+	return container_of(srq, struct fsrq, srq);
+}
+
 static struct fid *fid_of(const struct rdma_cm_id *id)
 {
 	return container_of(id, struct fid, id);
@@ -281,6 +294,9 @@ static void free_node(struct node *n)
 	case FAKE_CM_EVENT:
 		__real_free(container_of(n, struct fevent, n));
 		break;
+	case FAKE_SRQ:
+		__real_free(container_of(n, struct fsrq, n));
+		break;
 	default:
 		abort();
 	}
@@ -317,6 +333,8 @@ static int fake_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 static int fake_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 static int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+static int fake_post_srq_recv(
+	struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 
 static void init_device(enum ibv_transport_type transport)
 {
@@ -331,6 +349,7 @@ static void init_device(enum ibv_transport_type transport)
 	Ctx.ops.req_notify_cq = fake_req_notify_cq;
 	Ctx.ops.post_send = fake_post_send;
 	Ctx.ops.post_recv = fake_post_recv;
+	Ctx.ops.post_srq_recv = fake_post_srq_recv;
 	Ctx.cmd_fd = -1;
 	Ctx.async_fd = -1;
 	Ctx.num_comp_vectors = 1;
@@ -359,6 +378,14 @@ void fake_free_all(void)
 	pthread_mutex_unlock(&Lock);
 }
 
+/* fake_cm_auto_answer(): what rdma_connect() makes the "remote side" answer */
+static struct {
+	bool on;
+	enum rdma_cm_event_type type;
+	uint8_t pdata[FAKE_CONNECT_PDATA_MAX];
+	uint8_t len;
+} Auto_establish;
+
 void fake_reset(void)
 {
 	fake_free_all();
@@ -369,6 +396,7 @@ void fake_reset(void)
 	Violations = 0;
 	Last_violation[0] = '\0';
 	memset(&Last_connect, 0, sizeof(Last_connect));
+	memset(&Auto_establish, 0, sizeof(Auto_establish));
 	memset(&Last_accept, 0, sizeof(Last_accept));
 	memset(&Last_modify_qp, 0, sizeof(Last_modify_qp));
 	Last_resolve_addr_timeout = Last_resolve_route_timeout = -1;
@@ -699,6 +727,11 @@ int ibv_dealloc_pd(struct ibv_pd *pd)
 		pthread_mutex_unlock(&Lock);
 		return EBUSY;
 	}
+	FOR_EACH_LIVE(r, struct fsrq, n, FAKE_SRQ)
+	if (r->srq.pd == pd) {
+		pthread_mutex_unlock(&Lock);
+		return EBUSY;
+	}
 	free_node(&p->n);
 	pthread_mutex_unlock(&Lock);
 	return 0;
@@ -986,6 +1019,12 @@ static int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_
 	}
 	if (wr->next != NULL)
 		violation("ibv_post_recv() with a chain of work requests");
+	/* rxe: a QP on an SRQ has no receive queue to post to */
+	if (qp->srq != NULL) {
+		*bad_wr = wr;
+		pthread_mutex_unlock(&Lock);
+		return EINVAL;
+	}
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > q->attr.cap.max_recv_sge) {
 		*bad_wr = wr;
 		pthread_mutex_unlock(&Lock);
@@ -1054,6 +1093,158 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 	qp->state = next;
 	pthread_mutex_unlock(&Lock);
 	return 0;
+}
+
+struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *srq_init_attr)
+{
+	int err;
+	pthread_mutex_lock(&Lock);
+	if (fail_now(FAKE_IBV_CREATE_SRQ, &err)) {
+		pthread_mutex_unlock(&Lock);
+		errno = err;
+		return NULL;
+	}
+	if (pd == NULL || !is_live(&container_of(pd, struct fpd, pd)->n, FAKE_PD))
+		violation("ibv_create_srq() with a PD that does not exist");
+	/* rxe's limits: at least one receive, at most the device's, one SGE is plenty */
+	if (srq_init_attr->attr.max_wr < 1 || srq_init_attr->attr.max_wr > FAKE_MAX_SRQ_WR ||
+		srq_init_attr->attr.max_sge < 1 || srq_init_attr->attr.max_sge > 32) {
+		pthread_mutex_unlock(&Lock);
+		errno = EINVAL;
+		return NULL;
+	}
+	struct fsrq *r = fake_alloc(sizeof(*r));
+	r->srq.context = pd->context;
+	r->srq.srq_context = srq_init_attr->srq_context;
+	r->srq.pd = pd;
+	r->srq.handle = Next_handle++;
+	r->attr = *srq_init_attr;
+	link_node(&r->n, FAKE_SRQ);
+	pthread_mutex_unlock(&Lock);
+	return &r->srq;
+}
+
+int ibv_destroy_srq(struct ibv_srq *srq)
+{
+	int err;
+	pthread_mutex_lock(&Lock);
+	struct fsrq *r = fsrq_of(srq);
+	if (!is_live(&r->n, FAKE_SRQ)) {
+		violation("ibv_destroy_srq() of an SRQ that does not exist");
+		pthread_mutex_unlock(&Lock);
+		return EINVAL;
+	}
+	if (fail_now(FAKE_IBV_DESTROY_SRQ, &err)) {
+		pthread_mutex_unlock(&Lock);
+		return err;
+	}
+	/* the kernel refuses while a QP is attached (its usecnt) */
+	FOR_EACH_LIVE(q, struct fqp, n, FAKE_QP)
+	if (q->qp.srq == srq) {
+		pthread_mutex_unlock(&Lock);
+		return EBUSY;
+	}
+	free_node(&r->n);
+	pthread_mutex_unlock(&Lock);
+	return 0;
+}
+
+static int fake_post_srq_recv(
+	struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	int err;
+	pthread_mutex_lock(&Lock);
+	struct fsrq *r = fsrq_of(srq);
+	if (!is_live(&r->n, FAKE_SRQ))
+		violation("ibv_post_srq_recv() on an SRQ that does not exist");
+	if (fail_now(FAKE_IBV_POST_SRQ_RECV, &err)) {
+		*bad_wr = wr;
+		pthread_mutex_unlock(&Lock);
+		return err;
+	}
+	if (wr->next != NULL)
+		violation("ibv_post_srq_recv() with a chain of work requests");
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > r->attr.attr.max_sge) {
+		*bad_wr = wr;
+		pthread_mutex_unlock(&Lock);
+		return EINVAL;
+	}
+	if (wr->num_sge > 0 && wr->sg_list == NULL)
+		violation("ibv_post_srq_recv() with num_sge %d and no sg_list", wr->num_sge);
+	/* a full SRQ: ENOMEM, as providers say */
+	if (r->n_recv == r->attr.attr.max_wr) {
+		*bad_wr = wr;
+		pthread_mutex_unlock(&Lock);
+		return ENOMEM;
+	}
+	struct fake_recv_wr *rec = &r->recvs[r->n_recv++];
+	memset(rec, 0, sizeof(*rec));
+	rec->wr_id = wr->wr_id;
+	rec->num_sge = wr->num_sge;
+	rec->sg_list_null = wr->sg_list == NULL;
+	if (wr->num_sge > 0 && wr->sg_list != NULL)
+		rec->sge = wr->sg_list[0];
+	pthread_mutex_unlock(&Lock);
+	return 0;
+}
+
+struct ibv_srq *fake_srq_nth(int nth)
+{
+	FOR_EACH_LIVE(r, struct fsrq, n, FAKE_SRQ)
+	if (nth-- == 0)
+		return &r->srq;
+	return NULL;
+}
+
+struct ibv_srq_init_attr fake_srq_attr(const struct ibv_srq *srq)
+{
+	return fsrq_of(srq)->attr;
+}
+
+unsigned int fake_srq_recv_count(const struct ibv_srq *srq)
+{
+	return fsrq_of(srq)->n_recv;
+}
+
+struct fake_recv_wr fake_srq_recv_get(const struct ibv_srq *srq, unsigned int i)
+{
+	return fsrq_of(srq)->recvs[i];
+}
+
+bool fake_srq_deliver(struct ibv_qp *qp, uint32_t byte_len, bool with_imm, uint32_t imm_data)
+{
+	if (qp->srq == NULL)
+		abort(); /* a test mistake: the QP takes receives of its own */
+
+	pthread_mutex_lock(&Lock);
+	struct fsrq *r = fsrq_of(qp->srq);
+	if (r->n_recv == 0) {
+		pthread_mutex_unlock(&Lock);
+		return false;
+	}
+	struct fake_recv_wr rec = r->recvs[0];
+	memmove(r->recvs, r->recvs + 1, (r->n_recv - 1) * sizeof(r->recvs[0]));
+	r->n_recv--;
+	pthread_mutex_unlock(&Lock);
+
+	uint32_t room = rec.num_sge > 0 ? rec.sge.length : 0;
+	struct ibv_wc wc;
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = rec.wr_id;
+	wc.qp_num = qp->qp_num;
+	wc.opcode = IBV_WC_RECV;
+	if (byte_len > room) {
+		wc.status = IBV_WC_LOC_LEN_ERR;
+	} else {
+		wc.status = IBV_WC_SUCCESS;
+		wc.byte_len = byte_len;
+		if (with_imm) {
+			wc.wc_flags = IBV_WC_WITH_IMM;
+			wc.imm_data = imm_data;
+		}
+	}
+	fake_cq_push_wc(qp->recv_cq, &wc);
+	return true;
 }
 
 /* ---- librdmacm -------------------------------------------------------------------------- */
@@ -1377,12 +1568,15 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_
 		errno = EINVAL;
 		return -1;
 	}
+	if (qp_init_attr->srq != NULL && !is_live(&fsrq_of(qp_init_attr->srq)->n, FAKE_SRQ))
+		violation("rdma_create_qp() with an SRQ that does not exist");
 	struct fqp *q = fake_alloc(sizeof(*q));
 	q->qp.context = id->verbs;
 	q->qp.qp_context = qp_init_attr->qp_context;
 	q->qp.pd = pd;
 	q->qp.send_cq = qp_init_attr->send_cq;
 	q->qp.recv_cq = qp_init_attr->recv_cq;
+	q->qp.srq = qp_init_attr->srq;
 	q->qp.handle = Next_handle++;
 	q->qp.qp_num = Next_qp_num++;
 	q->qp.state = IBV_QPS_INIT;
@@ -1465,8 +1659,22 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		errno = EINVAL;
 		return -1;
 	}
+	if (Auto_establish.on && id->channel != NULL && fevch_by_fd(id->channel->fd) != NULL)
+		push_event_locked(fevch_by_fd(id->channel->fd), id, NULL, Auto_establish.type, 0,
+			Auto_establish.pdata, Auto_establish.len);
 	pthread_mutex_unlock(&Lock);
 	return 0;
+}
+
+void fake_cm_auto_answer(bool on, enum rdma_cm_event_type type, const void *pdata, uint8_t len)
+{
+	pthread_mutex_lock(&Lock);
+	Auto_establish.on = on;
+	Auto_establish.type = type;
+	Auto_establish.len = len > sizeof(Auto_establish.pdata) ? sizeof(Auto_establish.pdata) : len;
+	if (pdata != NULL)
+		memcpy(Auto_establish.pdata, pdata, Auto_establish.len);
+	pthread_mutex_unlock(&Lock);
 }
 
 int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)

@@ -26,6 +26,11 @@
  *   or 196 in an accept is EINVAL (InfiniBand/RoCE), a CQ of fewer than 1 entry is EINVAL, a
  *   QP needs its ID bound to a device and a PD of that device, a work request may not have
  *   more SGEs than the QP was made for, ibv_dealloc_pd() of a PD still in use is EBUSY;
+ * - a shared receive queue (ibv_create_srq) keeps its posted receives as a pool of at most
+ *   max_wr (ENOMEM beyond, as providers do); a QP made with it has no receive queue (posting
+ *   to the QP is EINVAL, as rxe does); fake_srq_deliver() plays an incoming message on such a
+ *   QP, so tests see where the completion lands; ibv_destroy_srq() of an SRQ a QP still uses
+ *   is EBUSY, as the kernel says; max_wr 0 or above FAKE_MAX_SRQ_WR is EINVAL;
  * - a QP has a state: INIT when made, RTS once rdma_accept() succeeds (librdmacm takes it
  *   through RTR to RTS there, with the kernel CM's min_rnr_timer 0); ibv_modify_qp() knows
  *   IBV_QP_STATE and IBV_QP_MIN_RNR_TIMER, and refuses with EINVAL a min_rnr_timer in a
@@ -37,7 +42,8 @@
  * Failure injection: fake_fail(fn, nth, err) makes the nth call of fn from now fail, with err
  * as errno (functions returning -1 or NULL) or as the return value (functions returning an
  * errno value: ibv_dealloc_pd, ibv_dereg_mr, ibv_destroy_cq, ibv_destroy_comp_channel,
- * ibv_req_notify_cq, ibv_post_send, ibv_post_recv, ibv_modify_qp; and ibv_poll_cq, which returns err as is;
+ * ibv_req_notify_cq, ibv_post_send, ibv_post_recv, ibv_modify_qp, ibv_destroy_srq,
+ * ibv_post_srq_recv; and ibv_poll_cq, which returns err as is;
  * and rdma_getaddrinfo, which returns err as is and sets errno to ENODEV when err is -1).
  * A failed destroy leaves its object alive, as a real one would; fake_free_all() releases
  * such leftovers once the test has counted them.
@@ -67,6 +73,9 @@ enum fake_fn {
 	FAKE_IBV_POST_SEND,
 	FAKE_IBV_POST_RECV,
 	FAKE_IBV_MODIFY_QP,
+	FAKE_IBV_CREATE_SRQ,
+	FAKE_IBV_DESTROY_SRQ,
+	FAKE_IBV_POST_SRQ_RECV,
 	FAKE_RDMA_GETADDRINFO,
 	FAKE_RDMA_FREEADDRINFO,
 	FAKE_RDMA_CREATE_EVENT_CHANNEL,
@@ -99,8 +108,12 @@ enum fake_obj_type {
 	FAKE_CM_ID,
 	FAKE_ADDRINFO,
 	FAKE_CM_EVENT, /* handed out by rdma_get_cm_event() and not acknowledged yet */
+	FAKE_SRQ,
 	FAKE_OBJ_TYPE_COUNT
 };
+
+/* the largest SRQ the fake device makes (its max_srq_wr) */
+#define FAKE_MAX_SRQ_WR 1024
 
 /* the private data limits of InfiniBand/RoCE the kernel enforces */
 #define FAKE_CONNECT_PDATA_MAX 56
@@ -182,6 +195,24 @@ unsigned int fake_recv_count(const struct ibv_qp *qp);
 struct fake_recv_wr fake_recv_get(const struct ibv_qp *qp, unsigned int i);
 
 /*
+ * shared receive queues: the nth live SRQ (0-based, creation order), what the library asked
+ * ibv_create_srq() for, and the receives posted and not consumed yet, oldest first
+ */
+struct ibv_srq *fake_srq_nth(int nth);
+struct ibv_srq_init_attr fake_srq_attr(const struct ibv_srq *srq);
+unsigned int fake_srq_recv_count(const struct ibv_srq *srq);
+struct fake_recv_wr fake_srq_recv_get(const struct ibv_srq *srq, unsigned int i);
+/*
+ * fake_srq_deliver -- a message of byte_len bytes arrives on qp, which is attached to an SRQ:
+ * the oldest posted receive of the SRQ is consumed and its completion (IBV_WC_RECV, its wr_id,
+ * qp's number, byte_len, IBV_WC_WITH_IMM and imm_data when with_imm) goes to qp's receive CQ,
+ * as a provider does. A message longer than the receive's SGE completes with
+ * IBV_WC_LOC_LEN_ERR. Returns false, consuming nothing, when no receive is posted (the sender
+ * would get "receiver not ready" and retry).
+ */
+bool fake_srq_deliver(struct ibv_qp *qp, uint32_t byte_len, bool with_imm, uint32_t imm_data);
+
+/*
  * CM events: push an event of type for id on the channel whose fd is evch_fd (private data
  * copied); push a connection request to the listening endpoint whose fd is ep_fd, for a new CM
  * ID that is returned. A request pushed by fake_cm_push_connect_request() has no peer address
@@ -193,6 +224,14 @@ void fake_cm_push_event(int evch_fd, struct rdma_cm_id *id, enum rdma_cm_event_t
 struct rdma_cm_id *fake_cm_push_connect_request(int ep_fd, const void *pdata, uint8_t pdata_len);
 struct rdma_cm_id *fake_cm_push_connect_request_from(
 	int ep_fd, const struct sockaddr *peer, const void *pdata, uint8_t pdata_len);
+/*
+ * fake_cm_auto_answer -- from now on, every successful rdma_connect() pushes an event of type
+ * (RDMA_CM_EVENT_ESTABLISHED, _REJECTED, ...) with a copy of pdata on the connecting ID's
+ * channel, as the remote side would answer (for code that connects in a thread of its own).
+ * Off after fake_reset().
+ */
+void fake_cm_auto_answer(bool on, enum rdma_cm_event_type type, const void *pdata, uint8_t len);
+
 /* the CM ID whose events arrive on evch_fd (the first one, in creation order) */
 struct rdma_cm_id *fake_cm_id_by_channel_fd(int evch_fd);
 

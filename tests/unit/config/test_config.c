@@ -26,6 +26,7 @@
 
 #include "config.h"
 #include "ini.h"
+#include "line.h"
 #include "report.h"
 #include "scan.h"
 
@@ -1194,11 +1195,15 @@ static void test_iniparser_messages_captured(void **state)
 	free(out);
 }
 
-/* The guard against iniparser and the scan disagreeing really fires. */
+/*
+ * The guard against iniparser and the scan disagreeing really fires. It
+ * compares sections and keys: values are iniparser's alone, the scan does
+ * not read them.
+ */
 static void test_ini_disagreement_detected(void **state)
 {
 	static const char *const scanned[] = {
-		"[a]\nk = 1\n",	       /* value differs */
+		"[a]\nj = 2\n",	       /* key name differs */
 		"[a]\nk = 2\nj = 3\n", /* key count differs */
 		"[a]\n[b]\nk = 2\n",   /* section count differs */
 		"[c]\nk = 2\n",	       /* section name differs */
@@ -1224,6 +1229,156 @@ static void test_ini_disagreement_detected(void **state)
 		iniparser_freedict(d);
 		cfg_scan_fini(&scan);
 	}
+}
+
+/* What each kind of line is, and where its name is; values are not read. */
+static void test_line_kinds(void **state)
+{
+	static const struct {
+		const char *text;
+		enum cfg_line_kind kind;
+		const char *name; /* SECTION, KEY */
+		const char *why;  /* REFUSED, BAD_HEADER: the start of the reason */
+	} cases[] = {
+		{"", CFG_LINE_NOTHING, NULL, NULL},
+		{" \t\r", CFG_LINE_NOTHING, NULL, NULL},
+		{"  # comment = [x]", CFG_LINE_NOTHING, NULL, NULL},
+		{"; comment", CFG_LINE_NOTHING, NULL, NULL},
+		{"[alpha]", CFG_LINE_SECTION, "alpha", NULL},
+		{"\t[ Al pha ]  ", CFG_LINE_SECTION, "Al pha", NULL},
+		{"[]", CFG_LINE_SECTION, "", NULL},
+		{"[", CFG_LINE_BAD_HEADER, NULL, "syntax error: a section header"},
+		{"[alpha", CFG_LINE_BAD_HEADER, NULL, "syntax error: a section header"},
+		{"[a]b]", CFG_LINE_BAD_HEADER, NULL, "syntax error: a section header"},
+		{"[a] ; c", CFG_LINE_BAD_HEADER, NULL, "syntax error: a section header"},
+		{"Port = 7", CFG_LINE_KEY, "Port", NULL},
+		{"  k\t=", CFG_LINE_KEY, "k", NULL},
+		{"k = \"a;b\" ; c", CFG_LINE_KEY, "k", NULL},
+		{"k = 'a' # c", CFG_LINE_KEY, "k", NULL},
+		{"k = a \"b", CFG_LINE_KEY, "k", NULL}, /* a quote inside an unquoted value */
+		{"k == v", CFG_LINE_KEY, "k", NULL},
+		{"junk", CFG_LINE_REFUSED, NULL, "syntax error: not a key = value line"},
+		{" = 5", CFG_LINE_REFUSED, NULL, "syntax error: no key before '='"},
+		{"k = \"v", CFG_LINE_REFUSED, NULL, "unterminated quote"},
+		{"k = \"v\" x", CFG_LINE_REFUSED, NULL, "text after the closing quote"},
+		{"k = v \\", CFG_LINE_REFUSED, NULL, "line ends with a backslash"},
+		{"# c:\\", CFG_LINE_REFUSED, NULL, "line ends with a backslash"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *text = cases[i].text;
+		struct cfg_line l;
+
+		cfg_line_read(text, strlen(text), &l);
+		if (l.kind != cases[i].kind)
+			fail_msg("\"%s\": kind %d, want %d", text, l.kind, cases[i].kind);
+		if (cases[i].name) {
+			assert_int_equal(l.name_len, strlen(cases[i].name));
+			assert_memory_equal(l.name, cases[i].name, l.name_len);
+		}
+		if (cases[i].why) {
+			assert_non_null(l.why);
+			if (strncmp(l.why, cases[i].why, strlen(cases[i].why)) != 0)
+				fail_msg("\"%s\": %s", text, l.why);
+		} else {
+			assert_null(l.why);
+		}
+		/* the text for messages: the line without the blanks around it */
+		assert_true(l.text >= text && l.text + l.text_len <= text + strlen(text));
+		assert_true(l.text_len == 0 || (l.text[0] != ' ' && l.text[0] != '\t'));
+	}
+}
+
+/* The scan locates sections and keys: names as written, lines, lower-case lookups. */
+static void test_scan_locations(void **state)
+{
+	static const char text[] = "# a comment\n"	 /* 1 */
+				   "[Alpha]\n"		 /* 2 */
+				   "Address = h\n"	 /* 3 */
+				   "\n"			 /* 4 */
+				   "[beta]\n"		 /* 5 */
+				   "type = null ; dry\n" /* 6 */
+				   "[alpha]\n"		 /* 7: the same section */
+				   "port = 7300\n"	 /* 8 */
+				   "ADDRESS = \"h2\"\n"; /* 9: the same key */
+	const struct cfg_section *a, *b;
+	struct cfg_report rep;
+	struct cfg_scan scan;
+	char *problems;
+
+	(void)state;
+	cfg_report_init(&rep, "f.ini");
+	assert_int_equal(cfg_scan(text, strlen(text), &scan, &rep), 0);
+	assert_true(scan.ini_safe);
+	assert_int_equal(scan.nsections, 2);
+	a = cfg_scan_section(&scan, "alpha");
+	b = cfg_scan_section(&scan, "beta");
+	assert_ptr_equal(a, &scan.sections[0]);
+	assert_ptr_equal(b, &scan.sections[1]);
+	assert_null(cfg_scan_section(&scan, "Alpha")); /* lookups are by iniparser's name */
+	assert_string_equal(a->name, "Alpha");
+	assert_string_equal(a->lname, "alpha");
+	assert_int_equal(a->line, 2);
+	assert_int_equal(a->nkeys, 2);
+	assert_string_equal(a->keys[0].key, "address");
+	assert_string_equal(a->keys[1].key, "port");
+	/* a key set twice is where it was set last: iniparser keeps that value */
+	assert_int_equal(cfg_scan_key_line(a, "address"), 9);
+	assert_int_equal(cfg_scan_key_line(a, "port"), 8);
+	assert_int_equal(cfg_scan_key_line(a, "type"), 0);
+	assert_int_equal(cfg_scan_key_line(b, "type"), 6);
+	assert_int_equal(rep.count, 2);
+	problems = cfg_report_take(&rep);
+	assert_string_equal(problems,
+		"rpmafs: f.ini:7: [alpha]: duplicate section: [Alpha] at line 2 is the same section, because section names are not case-sensitive\n"
+		"rpmafs: f.ini:9: [Alpha] address: duplicate key: already set at line 3 (key names are not case-sensitive); each key may appear only once in a section");
+	free(problems);
+	cfg_scan_fini(&scan);
+}
+
+/* Values are iniparser's, exactly: quoted blanks are kept, and checked as they are. */
+static void test_values_are_iniparsers(void **state)
+{
+	struct fx *fx = *state;
+	struct rpmafs_cfg *cfg;
+
+	assert_one_problem(fx, "[alpha]\naddress = h\nmode = \" sync \"\n",
+		":3: [alpha] mode: \" sync \" is not valid; use async or sync");
+	assert_one_problem(fx, "[alpha]\naddress = h\nmode = ''\n",
+		":3: [alpha] mode: \"\" is not valid; use async or sync");
+	assert_one_problem(fx, "[alpha]\naddress = h\nmode =\n",
+		":3: [alpha] mode: \"\" is not valid; use async or sync");
+	assert_one_problem(fx, "[alpha]\naddress = h\nport = 7 # 8\nslots = 2\n",
+		":4: [alpha] slots: is a global setting, not a peer's; put it in [rpmafs]");
+	cfg = load_ok(fx, "[alpha]\naddress = \"h\"\nmax_message = '4K' ; four\nport = 7 # 8\n");
+	assert_string_equal(cfg->peers[0].address, "h");
+	assert_int_equal(cfg->peers[0].max_message, 4096);
+	assert_int_equal(cfg->peers[0].port, 7);
+	rpmafs_cfg_delete(&cfg);
+}
+
+/* A section reopened later: its keys' values and lines are still found, in its name as first written. */
+static void test_reopened_section_lines(void **state)
+{
+	struct fx *fx = *state;
+	char *err = load_bad(fx, "[Alpha]\n"	 /* 1 */
+				 "address = h\n" /* 2 */
+				 "[beta]\n"	 /* 3 */
+				 "type = null\n" /* 4 */
+				 "[alpha]\n"	 /* 5 */
+				 "port = 0\n"	 /* 6 */
+				 "[rpmafs]\n"	 /* 7 */
+				 "slots = 1\n"); /* 8 */
+
+	assert_int_equal(count_lines(err), 3);
+	assert_problem(err, fx,
+		":5: [alpha]: duplicate section: [Alpha] at line 1 is the same section, because section names are not case-sensitive");
+	assert_problem(err, fx,
+		":6: [Alpha] port: \"0\" is out of range; expected a whole number from 1 to 65535");
+	assert_problem(err, fx,
+		":8: [rpmafs] slots: \"1\" is out of range; expected a whole number from 2 to 1024");
+	free(err);
 }
 
 struct fifo_writer {
@@ -1382,6 +1537,10 @@ int main(void)
 		T(test_nothing_on_stderr),
 		T(test_iniparser_messages_captured),
 		T(test_ini_disagreement_detected),
+		T(test_line_kinds),
+		T(test_scan_locations),
+		T(test_values_are_iniparsers),
+		T(test_reopened_section_lines),
 		T(test_fifo),
 		T(test_threads),
 		T(test_example_config),

@@ -175,6 +175,44 @@ static void test_compl_channel(void **state)
 	assert_int_equal(rpma_conn_cfg_delete(&cfg), 0);
 }
 
+/* rpma_conn_cfg_set_srq(3) / _get_srq(3): default NULL; set: RPMA_E_INVAL - cfg is NULL; get:
+ * RPMA_E_INVAL - cfg or srq_ptr is NULL, *srq_ptr not set on failure */
+static void test_srq(void **state)
+{
+	(void)state;
+	struct rpma_conn_cfg *cfg = NULL;
+	assert_int_equal(rpma_conn_cfg_new(&cfg), 0);
+	struct rpma_srq *const marker = (struct rpma_srq *)0x5a5a;
+	struct rpma_srq *srq = marker;
+
+	assert_int_equal(rpma_conn_cfg_get_srq(cfg, &srq), 0);
+	assert_null(srq);
+
+	srq = marker;
+	assert_int_equal(rpma_conn_cfg_set_srq(NULL, marker), RPMA_E_INVAL);
+	assert_int_equal(rpma_conn_cfg_get_srq(NULL, &srq), RPMA_E_INVAL);
+	assert_int_equal(rpma_conn_cfg_get_srq(cfg, NULL), RPMA_E_INVAL);
+	assert_ptr_equal(srq, marker);
+
+	/* the pointer is kept as given (the SRQ is not looked into here) and can be cleared */
+	assert_int_equal(rpma_conn_cfg_set_srq(cfg, marker), 0);
+	srq = NULL;
+	assert_int_equal(rpma_conn_cfg_get_srq(cfg, &srq), 0);
+	assert_ptr_equal(srq, marker);
+	assert_int_equal(rpma_conn_cfg_set_srq(cfg, NULL), 0);
+	assert_int_equal(rpma_conn_cfg_get_srq(cfg, &srq), 0);
+	assert_null(srq);
+
+	/* and a new configuration does not inherit it */
+	assert_int_equal(rpma_conn_cfg_set_srq(cfg, marker), 0);
+	struct rpma_conn_cfg *fresh = NULL;
+	assert_int_equal(rpma_conn_cfg_new(&fresh), 0);
+	assert_int_equal(rpma_conn_cfg_get_srq(fresh, &srq), 0);
+	assert_null(srq);
+	assert_int_equal(rpma_conn_cfg_delete(&fresh), 0);
+	assert_int_equal(rpma_conn_cfg_delete(&cfg), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -189,6 +227,7 @@ int main(void)
 		rpma_unit_test(test_rq_size),
 		rpma_unit_test(test_sizes_are_independent),
 		rpma_unit_test(test_compl_channel),
+		rpma_unit_test(test_srq),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

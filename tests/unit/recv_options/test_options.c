@@ -140,7 +140,9 @@ static void defaults(void **unused)
 	assert_string_equal(o.addr, "192.168.77.1");
 	assert_string_equal(o.port, "7204");
 	assert_int_equal(o.max_message, 64 * 1024);
-	assert_int_equal(o.slots, 64);
+	assert_int_equal(o.slots, 256); /* shared by every connection */
+	assert_true(o.srq);
+	assert_int_equal(o.max_conns, 4096);
 	assert_int_equal(o.format, RECV_FORMAT_RAW);
 	assert_null(o.output);
 	assert_int_equal(o.count, 0);
@@ -148,6 +150,16 @@ static void defaults(void **unused)
 	assert_int_equal(o.verbosity, RECV_NORMAL);
 	recv_options_fini(&o);
 	assert_null(o.allow);
+
+	/* one queue per connection keeps its own, smaller default */
+	assert_int_equal(parse(&o, false, "-l", "192.168.77.1", "--no-srq", NULL), RECV_PARSE_OK);
+	assert_false(o.srq);
+	assert_int_equal(o.slots, 64);
+	recv_options_fini(&o);
+	assert_int_equal(parse(&o, false, "-l", "192.168.77.1", "--slots", "8", "--no-srq", NULL),
+		RECV_PARSE_OK);
+	assert_int_equal(o.slots, 8);
+	recv_options_fini(&o);
 }
 
 static void every_option(void **unused)
@@ -158,7 +170,8 @@ static void every_option(void **unused)
 	assert_int_equal(
 		parse(&o, true, "-l", "[fd00::1]:9", "--max-message", "1MiB", "--slots", "65535",
 			"--format", "dir", "--output", "/tmp/x", "--count", "18446744073709551615",
-			"--allow", "10.0.0.0/8", "-a", "fd00::/8", "--verbose", NULL),
+			"--allow", "10.0.0.0/8", "-a", "fd00::/8", "--verbose", "--no-srq",
+			"--max-connections", "1000000", NULL),
 		RECV_PARSE_OK);
 	assert_string_equal(o.addr, "fd00::1");
 	assert_string_equal(o.port, "9");
@@ -169,6 +182,8 @@ static void every_option(void **unused)
 	assert_true(o.count == UINT64_MAX);
 	assert_int_equal(recv_allow_count(o.allow), 2);
 	assert_int_equal(o.verbosity, RECV_VERBOSE);
+	assert_false(o.srq);
+	assert_int_equal(o.max_conns, 1000000);
 	recv_options_fini(&o);
 }
 
@@ -193,6 +208,9 @@ static void bad_command_lines(void **unused)
 	refused(true, "-l", "1.2.3.4", "--slots=0");
 	refused(true, "-l", "1.2.3.4", "--slots=65536");
 	refused(true, "-l", "1.2.3.4", "--slots=8x");
+	refused(true, "-l", "1.2.3.4", "--max-connections=0");
+	refused(true, "-l", "1.2.3.4", "--max-connections=1000001");
+	refused(true, "-l", "1.2.3.4", "--no-srq=1");
 	refused(true, "-l", "1.2.3.4", "--format=json");
 	refused(true, "-l", "1.2.3.4", "--format=dir"); /* dir needs --output */
 	refused(true, "-l", "1.2.3.4", "--output=");

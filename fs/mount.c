@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* mount.c -- one mounted spool directory: set-up, teardown, the inode map */
+
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "devices.h"
+#include "log.h"
+#include "loop.h"
+#include "memlock.h"
+#include "mount.h"
+#include "notify.h"
+#include "pool.h"
+#include "workers.h"
+
+/*
+ * libfuse reads each request with one read(2) of its bufsize: 256 pages for
+ * the largest write plus a page for the headers (libfuse 3.14). Every pool
+ * buffer must hold that much.
+ */
+#define FUSE_READ_SIZE (256 * 4096 + 4096)
+/* the longest we wait at unmount for queued and in-flight messages */
+#define DRAIN_CAP_MS 30000
+
+struct spool *mount_spool_of(struct mount *m, fuse_ino_t ino, bool *is_status)
+{
+	unsigned index;
+
+	if (ino < 2)
+		return NULL;
+	index = (unsigned)((ino - 2) / 2);
+	if (index >= m->nspools)
+		return NULL;
+	*is_status = (ino - 2) % 2 == 1;
+	return &m->spools[index];
+}
+
+/* the loop's tick: every spool's timers */
+static uint64_t mount_tick(void *arg, uint64_t now)
+{
+	struct mount *m = arg;
+	uint64_t next = 0;
+
+	for (unsigned i = 0; i < m->nspools; i++) {
+		uint64_t at = spool_tick(&m->spools[i], now);
+
+		if (at && (!next || at < next))
+			next = at;
+	}
+	return next;
+}
+
+int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
+{
+	unsigned nbuf, npeers = (unsigned)m->cfg->npeers, rdma_peers = 0;
+	struct memlock_plan plan;
+	char why[1024];
+	int ret;
+
+	m->uid = getuid();
+	m->gid = getgid();
+	m->allow_other = allow_other;
+	now_coarse(&m->mounted_at); /* the same clock as the message times */
+	m->nworkers = nworkers;
+
+	/*
+	 * slots buffers for messages, plus one for each worker to read into,
+	 * within RLIMIT_MEMLOCK (docs/design.md §4.5)
+	 */
+	for (unsigned i = 0; i < npeers; i++)
+		rdma_peers += m->cfg->peers[i].type != RPMAFS_PEER_NULL;
+	if (memlock_plan(m->cfg->slots, m->cfg->slots_set, RPMAFS_CFG_DEFAULT_SLOTS,
+		    RPMAFS_CFG_SLOTS_MIN, m->nworkers, FUSE_READ_SIZE, rdma_peers, &plan, why,
+		    sizeof(why))) {
+		fprintf(stderr, "rpmafs: %s\n", why);
+		return 1;
+	}
+	if (plan.sized)
+		log_notice("slots = %u: the pool of (%u slots + %u workers) x %u KiB fits in "
+			   "RLIMIT_MEMLOCK (%llu KiB, %llu KiB kept for the RDMA provider); set "
+			   "'slots' in [rpmafs] to choose",
+			plan.slots, plan.slots, m->nworkers, FUSE_READ_SIZE / 1024, plan.limit / 1024,
+			plan.reserve / 1024);
+	m->cfg->slots = plan.slots;
+	nbuf = m->cfg->slots + m->nworkers;
+	ret = pool_new(nbuf, FUSE_READ_SIZE, &m->pool);
+	if (ret) {
+		fprintf(stderr, "rpmafs: cannot map %u request buffers: %s\n", nbuf,
+			strerror(-ret));
+		return 1;
+	}
+	if (devices_new(m->pool, &m->devices) || loop_new(mount_tick, m, &m->loop))
+		goto nomem;
+	m->env = (struct spool_env){.pool = m->pool, .loop = m->loop, .devices = m->devices,
+		.nworkers = m->nworkers};
+	m->spools = calloc(npeers, sizeof(*m->spools));
+	if (!m->spools)
+		goto nomem;
+	for (; m->nspools < npeers; m->nspools++) {
+		unsigned i = m->nspools;
+
+		if (spool_init(&m->spools[i], &m->env, spool_ino(i), &m->cfg->peers[i])) {
+			spool_fini(&m->spools[i]);
+			goto nomem;
+		}
+	}
+	return 0;
+nomem:
+	fprintf(stderr, "rpmafs: out of memory\n");
+	return 1;
+}
+
+int mount_fuse(struct mount *m, struct fuse_args *args, const struct fuse_lowlevel_ops *ops)
+{
+	m->se = fuse_session_new(args, ops, sizeof(*ops), m);
+	if (!m->se)
+		return -1;
+	if (fuse_session_mount(m->se, m->mountpoint) != 0) {
+		fuse_session_destroy(m->se);
+		m->se = NULL;
+		return -1;
+	}
+	m->mounted = true;
+	m->env.se = m->se;
+	return 0;
+}
+
+int mount_start(struct mount *m, int done_fd)
+{
+	char state[PATH_MAX + 64];
+	int ret;
+
+	if (loop_start(m->loop, "rpmafs-engine")) {
+		log_err("cannot start the completion thread");
+		return -1;
+	}
+	m->loop_running = true;
+	/* every link's first attempt is due at once */
+	loop_arm(m->loop, 1);
+	if (workers_start(m->pool, m->se, m->nworkers, done_fd, &m->workers)) {
+		log_err("cannot start the FUSE workers");
+		return -1;
+	}
+	log_notice("mounted %s: %u peers, %u request buffers of %zu KiB", m->mountpoint,
+		m->nspools, pool_nslots(m->pool), pool_slot_size(m->pool) / 1024);
+	/*
+	 * Ready: the directory is mounted and every spool takes writes (a
+	 * write before its peer is up waits for it, up to send_timeout_ms).
+	 */
+	snprintf(state, sizeof(state), "READY=1\nSTATUS=mounted %s: %u peers", m->mountpoint,
+		m->nspools);
+	ret = notify_service(state);
+	if (ret)
+		log_warn("cannot tell the service manager we are ready (NOTIFY_SOCKET): %s",
+			strerror(-ret));
+	return 0;
+}
+
+/* wait for queued and in-flight messages, as long as send_timeout allows */
+static void drain(struct mount *m)
+{
+	uint64_t cap = 0, deadline;
+
+	for (unsigned i = 0; i < m->nspools; i++)
+		if (m->spools[i].cfg->send_timeout_ms > cap)
+			cap = m->spools[i].cfg->send_timeout_ms;
+	cap += 2000;
+	if (cap > DRAIN_CAP_MS)
+		cap = DRAIN_CAP_MS;
+	deadline = now_ms() + cap;
+	for (;;) {
+		unsigned busy = 0;
+
+		for (unsigned i = 0; i < m->nspools; i++)
+			busy += spool_busy(&m->spools[i]);
+		if (!busy)
+			return;
+		if (now_ms() >= deadline) {
+			log_warn("unmount: %u messages not settled after %llu ms: counted failed",
+				busy, (unsigned long long)cap);
+			return;
+		}
+		poll(NULL, 0, 10);
+	}
+}
+
+void mount_stop(struct mount *m)
+{
+	if (m->loop_running)
+		notify_service("STOPPING=1");
+	workers_stop(&m->workers);
+	if (m->mounted) {
+		fuse_session_unmount(m->se);
+		m->mounted = false;
+	}
+	if (m->loop_running) {
+		drain(m);
+		for (unsigned i = 0; i < m->nspools; i++)
+			spool_stop(&m->spools[i]);
+		/* waits for connection attempts still running (their connect timeout) */
+		loop_stop(m->loop);
+		m->loop_running = false;
+	}
+	for (unsigned i = 0; i < m->nspools; i++)
+		spool_close(&m->spools[i]);
+}
+
+void mount_close(struct mount *m)
+{
+	if (!m->se)
+		return;
+	if (m->mounted)
+		fuse_session_unmount(m->se);
+	m->mounted = false;
+	fuse_session_destroy(m->se);
+	m->se = NULL;
+	m->env.se = NULL;
+}
+
+void mount_teardown(struct mount *m)
+{
+	for (unsigned i = 0; i < m->nspools; i++)
+		spool_fini(&m->spools[i]);
+	free(m->spools);
+	m->spools = NULL;
+	m->nspools = 0;
+	loop_delete(&m->loop);
+	devices_delete(&m->devices);
+	pool_delete(&m->pool);
+	rpmafs_cfg_delete(&m->cfg);
+}

@@ -1,0 +1,758 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * test_link.c -- fs/link.c against the fake RDMA provider (common-mocks)
+ *
+ * The real rpma library runs on the fake provider; the loop is a fake that
+ * the test drives as the loop thread: it runs the watch callbacks, the
+ * tasks handed over (the attempt's result, waited for as an event) and the
+ * after-batch tasks. devices_get is a fake device with the pool registered.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unit.h"
+
+#include "clock.h"
+#include "devices.h"
+#include "link.h"
+#include "loop.h"
+#include "pdata.h"
+
+/* ---- a fake loop, driven by the test ---- */
+
+struct loop {
+	int unused;
+};
+
+#define MAX_WATCH 8
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct loop_task *soon;
+	struct loop_task *after;
+	uint64_t armed;
+	unsigned kicks, holds;
+	struct {
+		int fd;
+		struct loop_watch *w;
+	} watch[MAX_WATCH];
+} L = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+static struct loop Loop;
+
+void loop_arm(struct loop *loop, uint64_t at)
+{
+	(void)loop;
+	pthread_mutex_lock(&L.lock);
+	if (at && (!L.armed || at < L.armed))
+		L.armed = at;
+	pthread_mutex_unlock(&L.lock);
+}
+
+void loop_kick(struct loop *loop)
+{
+	(void)loop;
+	L.kicks++;
+}
+
+void loop_run_soon(struct loop *loop, struct loop_task *t)
+{
+	(void)loop;
+	pthread_mutex_lock(&L.lock);
+	t->next = L.soon;
+	L.soon = t;
+	pthread_cond_broadcast(&L.cond);
+	pthread_mutex_unlock(&L.lock);
+}
+
+void loop_after_batch(struct loop *loop, struct loop_task *t)
+{
+	(void)loop;
+	t->next = L.after;
+	L.after = t;
+}
+
+void loop_hold(struct loop *loop)
+{
+	(void)loop;
+	pthread_mutex_lock(&L.lock);
+	L.holds++;
+	pthread_mutex_unlock(&L.lock);
+}
+
+void loop_release(struct loop *loop)
+{
+	(void)loop;
+	pthread_mutex_lock(&L.lock);
+	L.holds--;
+	pthread_mutex_unlock(&L.lock);
+}
+
+int loop_watch(struct loop *loop, int fd, struct loop_watch *w)
+{
+	(void)loop;
+	for (int i = 0; i < MAX_WATCH; i++)
+		if (!L.watch[i].w) {
+			L.watch[i].fd = fd;
+			L.watch[i].w = w;
+			return 0;
+		}
+	return -ENOSPC;
+}
+
+void loop_unwatch(struct loop *loop, int fd)
+{
+	(void)loop;
+	for (int i = 0; i < MAX_WATCH; i++)
+		if (L.watch[i].w && L.watch[i].fd == fd)
+			L.watch[i].w = NULL;
+}
+
+static unsigned watches(void)
+{
+	unsigned n = 0;
+
+	for (int i = 0; i < MAX_WATCH; i++)
+		n += L.watch[i].w != NULL;
+	return n;
+}
+
+/* the loop thread's batch: every watch whose fd is readable, then the after-batch tasks */
+static void run_after_batch(void)
+{
+	while (L.after) {
+		struct loop_task *t = L.after;
+
+		L.after = t->next;
+		t->fn(t->arg);
+	}
+}
+
+static void run_watches(void)
+{
+	for (int i = 0; i < MAX_WATCH; i++) {
+		struct loop_watch *w = L.watch[i].w;
+
+		if (w)
+			w->fn(w->arg);
+	}
+	run_after_batch();
+}
+
+/* wait (an event, not a time) for the attempt's thread to hand its result over, run it */
+static void run_attempt_result(void)
+{
+	struct loop_task *t;
+
+	pthread_mutex_lock(&L.lock);
+	while (!L.soon)
+		pthread_cond_wait(&L.cond, &L.lock);
+	t = L.soon;
+	L.soon = t->next;
+	pthread_mutex_unlock(&L.lock);
+	t->fn(t->arg);
+	run_after_batch();
+}
+
+/* ---- a fake device, and the user's side of link_ops ---- */
+
+static struct device Dev;
+static int Dev_ret;
+static char Pool[8192];
+
+int devices_get(struct devices *devs, const char *address, struct device **dev, char *why,
+	size_t whylen)
+{
+	(void)devs;
+	(void)address;
+	if (Dev_ret) {
+		snprintf(why, whylen, "no device reaches it");
+		return Dev_ret;
+	}
+	*dev = &Dev;
+	return 0;
+}
+
+void log_msg(int prio, const char *fmt, ...)
+{
+	(void)prio;
+	(void)fmt;
+}
+
+static struct {
+	unsigned ups, downs[3], completion_calls, completions;
+	uint32_t peer_max;
+	unsigned credits;
+	uint64_t wr_ids[64];
+	char reason[256];
+	unsigned outstanding; /* what the user says is still posted */
+} U;
+
+static void on_up(void *ctx, uint32_t peer_max, unsigned credits)
+{
+	(void)ctx;
+	U.ups++;
+	U.peer_max = peer_max;
+	U.credits = credits;
+}
+
+static unsigned on_completions(void *ctx, const struct ibv_wc *wc, int n)
+{
+	(void)ctx;
+	U.completion_calls++;
+	for (int i = 0; i < n; i++) {
+		if (U.completions < 64)
+			U.wr_ids[U.completions] = wc[i].wr_id;
+		U.completions++;
+		if (U.outstanding)
+			U.outstanding--;
+	}
+	return U.outstanding;
+}
+
+static unsigned on_down(void *ctx, enum link_down why, const char *reason)
+{
+	(void)ctx;
+	U.downs[why]++;
+	snprintf(U.reason, sizeof(U.reason), "%s", reason);
+	return U.outstanding;
+}
+
+static const struct link_ops Ops = {
+	.on_up = on_up, .on_completions = on_completions, .on_down = on_down};
+
+static struct rpmafs_peer_cfg Peer = {
+	.name = "alpha", .address = UNIT_ADDR, .port = 7204, .type = RPMAFS_PEER_RDMA,
+	.max_message = 4096, .send_timeout_ms = 5000, .connect_timeout_ms = 1000};
+
+static struct link *Link;
+
+static int setup(void **state)
+{
+	unit_setup(state);
+	memset(&L.watch, 0, sizeof(L.watch));
+	L.soon = L.after = NULL;
+	L.armed = 0;
+	L.kicks = L.holds = 0;
+	memset(&U, 0, sizeof(U));
+	Dev_ret = 0;
+	Dev.peer = fx_peer();
+	assert_int_equal(rpma_mr_reg(Dev.peer, Pool, sizeof(Pool), RPMA_MR_USAGE_SEND, &Dev.pool_mr),
+		0);
+	struct link_cfg cfg = {.peer = &Peer, .loop = &Loop, .window = 18, .ops = &Ops};
+	assert_int_equal(link_new(&cfg, &Link), 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	link_close(Link);
+	run_after_batch();
+	link_delete(&Link);
+	assert_null(Link);
+	assert_int_equal(rpma_mr_dereg(&Dev.pool_mr), 0);
+	assert_int_equal(rpma_peer_delete(&Dev.peer), 0);
+	assert_int_equal(L.holds, 0);
+	return unit_teardown(state);
+}
+
+/* the receiver answers with an rpmafs header */
+static void answer_established(uint32_t max, unsigned credits)
+{
+	uint8_t hdr[RPMAFS_PDATA_LEN];
+	struct rpmafs_pdata pd = {.max_message = max, .credits = credits};
+
+	rpmafs_pdata_encode(&pd, hdr);
+	fake_cm_auto_answer(true, RDMA_CM_EVENT_ESTABLISHED, hdr, sizeof(hdr));
+}
+
+/* tick at now: an attempt starts; wait for it and run its result */
+static void attempt(void)
+{
+	assert_int_equal(link_tick(Link, now_ms()), 0);
+	assert_int_equal(link_state(Link), LINK_CONNECTING);
+	run_attempt_result();
+}
+
+static void connect_up(void)
+{
+	answer_established(2048, 8);
+	attempt();
+	assert_int_equal(link_state(Link), LINK_UP);
+}
+
+/* the connection's CM ID: the one whose channel is watched */
+static struct rdma_cm_id *the_id(void)
+{
+	struct rdma_cm_id *id = NULL;
+
+	for (int i = 0; i < MAX_WATCH && !id; i++)
+		if (L.watch[i].w)
+			id = fake_cm_id_by_channel_fd(L.watch[i].fd);
+	assert_non_null(id);
+	return id;
+}
+
+static struct ibv_qp *the_qp(void)
+{
+	assert_non_null(the_id()->qp);
+	return the_id()->qp;
+}
+
+static struct ibv_cq *the_cq(void)
+{
+	for (int i = 0; i < MAX_WATCH; i++) {
+		struct ibv_cq *cq = L.watch[i].w ? fake_cq_by_channel_fd(L.watch[i].fd, 0) : NULL;
+
+		if (cq)
+			return cq;
+	}
+	fail_msg("no watched CQ");
+	return NULL;
+}
+
+static void push_wc(uint64_t wr_id, enum ibv_wc_status status)
+{
+	struct ibv_wc wc = fx_wc(wr_id, IBV_WC_SEND, status);
+
+	fake_cq_push_wc(the_cq(), &wc);
+}
+
+/* ---- the tests ---- */
+
+static void new_link_waits_to_connect(void **state)
+{
+	(void)state;
+	assert_int_equal(link_state(Link), LINK_BACKOFF);
+	assert_string_equal(link_status(Link), "connecting");
+	/* the first attempt is due at once: any now is past it */
+	answer_established(0, 0);
+	attempt();
+	assert_string_equal(link_status(Link), "connected");
+}
+
+static void up_reports_receiver_limits(void **state)
+{
+	(void)state;
+	connect_up();
+	assert_int_equal(U.ups, 1);
+	assert_int_equal(U.peer_max, 2048);
+	assert_int_equal(U.credits, 8);
+	assert_int_equal(watches(), 2); /* the CM event fd and the completion channel */
+	assert_int_equal(L.holds, 0);
+}
+
+static void plain_receiver_reports_no_limit(void **state)
+{
+	(void)state;
+	fake_cm_auto_answer(true, RDMA_CM_EVENT_ESTABLISHED, NULL, 0);
+	attempt();
+	assert_int_equal(link_state(Link), LINK_UP);
+	assert_int_equal(U.peer_max, 0);
+	assert_int_equal(U.credits, 0);
+}
+
+static void sq_depth_is_window_plus_fence_and_spare(void **state)
+{
+	(void)state;
+	connect_up();
+	struct ibv_qp_init_attr a = fake_qp_attr(the_qp());
+
+	assert_int_equal(a.cap.max_send_wr, LINK_SQ_DEPTH(18));
+	assert_int_equal(LINK_SQ_DEPTH(LINK_WINDOW(16)), 16 + 4);
+	assert_int_equal(fake_last_cqe(), LINK_SQ_DEPTH(18) + 1);
+}
+
+static void malformed_pdata_fails_for_good(void **state)
+{
+	uint8_t bad[RPMAFS_PDATA_LEN] = {'R', 'P', 'M', 'F', 99};
+	uint64_t before = now_ms();
+
+	(void)state;
+	fake_cm_auto_answer(true, RDMA_CM_EVENT_ESTABLISHED, bad, sizeof(bad));
+	attempt();
+	assert_int_equal(link_state(Link), LINK_FAILED);
+	assert_string_equal(link_status(Link), "failed");
+	assert_int_equal(U.downs[LINK_ATTEMPT_FAILED], 1);
+	assert_non_null(strstr(U.reason, "private data refused"));
+	/* retried only after the cap */
+	assert_true(L.armed >= before + LINK_BACKOFF_CAP_MS);
+	uint64_t next = link_tick(Link, now_ms());
+
+	assert_true(next >= before + LINK_BACKOFF_CAP_MS);
+	/* then it is reconnecting */
+	answer_established(0, 0);
+	assert_int_equal(link_tick(Link, next), 0);
+	assert_string_equal(link_status(Link), "reconnecting");
+	run_attempt_result();
+	assert_int_equal(link_state(Link), LINK_UP);
+}
+
+static void rejected_attempt_backs_off(void **state)
+{
+	uint64_t t0 = now_ms();
+
+	(void)state;
+	fake_cm_auto_answer(true, RDMA_CM_EVENT_REJECTED, NULL, 0);
+	attempt();
+	assert_int_equal(link_state(Link), LINK_BACKOFF);
+	assert_string_equal(link_status(Link), "reconnecting");
+	assert_non_null(strstr(U.reason, "connection"));
+	assert_true(L.armed >= t0 + LINK_BACKOFF_FIRST_MS);
+	assert_true(L.armed <= now_ms() + LINK_BACKOFF_FIRST_MS);
+}
+
+/* the delay before attempt n+1 after n failures: 100, 200, 400, ..., 5000, 5000 */
+static void backoff_doubles_to_the_cap(void **state)
+{
+	uint64_t expect[] = {100, 200, 400, 800, 1600, 3200, 5000, 5000};
+
+	(void)state;
+	Dev_ret = -EHOSTUNREACH;
+	for (unsigned i = 0; i < sizeof(expect) / sizeof(expect[0]); i++) {
+		uint64_t now = now_ms(), due;
+
+		L.armed = 0;
+		if (i == 0) {
+			assert_int_equal(link_tick(Link, now), 0);
+		} else {
+			/* not yet due a tick before, due at the time */
+			due = link_tick(Link, 0);
+			assert_true(due > 0);
+			assert_int_equal(link_tick(Link, due - 1), due);
+			assert_int_equal(link_tick(Link, due), 0);
+		}
+		run_attempt_result();
+		uint64_t after = now_ms();
+
+		assert_int_equal(link_state(Link), LINK_BACKOFF);
+		assert_true(L.armed >= now + expect[i]);
+		assert_true(L.armed <= after + expect[i]);
+	}
+	assert_int_equal(U.downs[LINK_ATTEMPT_FAILED], 8);
+}
+
+static void backoff_resets_once_connected(void **state)
+{
+	(void)state;
+	Dev_ret = -EHOSTUNREACH;
+	attempt();
+	uint64_t due = link_tick(Link, 0);
+
+	assert_int_equal(link_tick(Link, due), 0);
+	run_attempt_result(); /* second failure: next delay 400 */
+	Dev_ret = 0;
+	answer_established(0, 0);
+	due = link_tick(Link, 0);
+	assert_int_equal(link_tick(Link, due), 0);
+	run_attempt_result();
+	assert_int_equal(link_state(Link), LINK_UP);
+	/* lost: back to the first delay */
+	link_drop(Link, "test", 0);
+	L.armed = 0;
+	uint64_t t0 = now_ms();
+
+	link_tick(Link, now_ms());
+	assert_int_equal(link_state(Link), LINK_BACKOFF);
+	assert_true(L.armed >= t0 + LINK_BACKOFF_FIRST_MS);
+	assert_true(L.armed <= now_ms() + LINK_BACKOFF_FIRST_MS);
+}
+
+static void device_permission_error_is_permanent(void **state)
+{
+	(void)state;
+	Dev_ret = -EPERM;
+	attempt();
+	assert_int_equal(link_state(Link), LINK_FAILED);
+	assert_string_equal(U.reason, "no device reaches it");
+}
+
+/* the bug of issue 11: an attempt that cannot even start was never retried */
+static void attempt_without_memory_is_retried(void **state)
+{
+	uint64_t t0 = now_ms();
+
+	(void)state;
+	alloc_fail_nth(1);
+	assert_true(link_tick(Link, t0) >= t0 + LINK_BACKOFF_FIRST_MS);
+	assert_true(alloc_fail_fired());
+	assert_int_equal(link_state(Link), LINK_BACKOFF);
+	assert_int_equal(U.downs[LINK_ATTEMPT_FAILED], 1);
+	assert_non_null(strstr(U.reason, "out of memory"));
+	assert_true(L.armed >= t0 + LINK_BACKOFF_FIRST_MS);
+	assert_int_equal(L.holds, 0);
+	/* the retry is a real attempt */
+	answer_established(0, 0);
+	uint64_t due = link_tick(Link, 0);
+
+	assert_int_equal(link_tick(Link, due), 0);
+	run_attempt_result();
+	assert_int_equal(link_state(Link), LINK_UP);
+}
+
+static void attempt_without_memory_doubles_backoff(void **state)
+{
+	(void)state;
+	alloc_fail_nth(1);
+	link_tick(Link, now_ms());
+	uint64_t due = link_tick(Link, 0), t1 = now_ms();
+
+	alloc_fail_nth(1);
+	L.armed = 0;
+	link_tick(Link, due);
+	assert_true(L.armed >= t1 + 2 * LINK_BACKOFF_FIRST_MS);
+}
+
+static void send_posts_from_the_pool(void **state)
+{
+	(void)state;
+	connect_up();
+	assert_int_equal(link_post(Link, LINK_SEND, 100, 64, 7, true), 0);
+	struct fake_send_wr wr = fake_send_get(the_qp(), 0);
+
+	assert_int_equal(wr.opcode, IBV_WR_SEND);
+	assert_int_equal(wr.wr_id, 7);
+	assert_int_equal(wr.num_sge, 1);
+	assert_int_equal(wr.sge.length, 64);
+	assert_int_equal(wr.sge.addr, (uintptr_t)Pool + 100);
+	assert_true(wr.send_flags & IBV_SEND_SIGNALED);
+}
+
+static void unsignaled_send(void **state)
+{
+	(void)state;
+	connect_up();
+	assert_int_equal(link_post(Link, LINK_SEND, 0, 8, 1, false), 0);
+	assert_false(fake_send_get(the_qp(), 0).send_flags & IBV_SEND_SIGNALED);
+}
+
+static void empty_send_has_no_sge(void **state)
+{
+	(void)state;
+	connect_up();
+	assert_int_equal(link_post(Link, LINK_SEND_EMPTY, 0, 0, 3, true), 0);
+	struct fake_send_wr wr = fake_send_get(the_qp(), 0);
+
+	assert_int_equal(wr.opcode, IBV_WR_SEND);
+	assert_int_equal(wr.num_sge, 0);
+	assert_int_equal(wr.wr_id, 3);
+}
+
+static void fence_is_signaled_zero_byte_write(void **state)
+{
+	(void)state;
+	connect_up();
+	assert_int_equal(link_post(Link, LINK_FENCE, 0, 0, 9, false), 0);
+	struct fake_send_wr wr = fake_send_get(the_qp(), 0);
+
+	assert_int_equal(wr.opcode, IBV_WR_RDMA_WRITE);
+	assert_true(wr.send_flags & IBV_SEND_SIGNALED);
+	assert_int_equal(wr.num_sge, 0);
+}
+
+static void post_refused_when_not_up(void **state)
+{
+	(void)state;
+	assert_int_not_equal(link_post(Link, LINK_SEND, 0, 8, 1, true), 0);
+}
+
+static void completions_reach_the_user_in_order(void **state)
+{
+	(void)state;
+	connect_up();
+	for (uint64_t id = 1; id <= 5; id++)
+		push_wc(id, IBV_WC_SUCCESS);
+	run_watches();
+	assert_int_equal(U.completions, 5);
+	for (unsigned i = 0; i < 5; i++)
+		assert_int_equal(U.wr_ids[i], i + 1);
+}
+
+static void completions_are_reaped_in_batches(void **state)
+{
+	(void)state;
+	connect_up();
+	for (uint64_t id = 1; id <= 40; id++)
+		push_wc(id, IBV_WC_SUCCESS);
+	run_watches();
+	assert_int_equal(U.completions, 40);
+	assert_int_equal(U.completion_calls, 2); /* 32 + 8 */
+}
+
+static void spurious_wakeup_is_harmless(void **state)
+{
+	(void)state;
+	connect_up();
+	run_watches();
+	assert_int_equal(U.completions, 0);
+	assert_int_equal(link_state(Link), LINK_UP);
+}
+
+static void disconnect_event_drains(void **state)
+{
+	(void)state;
+	connect_up();
+	U.outstanding = 2;
+	struct rdma_cm_id *id = the_id();
+
+	fake_cm_push_event(id->channel->fd, id, RDMA_CM_EVENT_DISCONNECTED, 0, NULL, 0);
+	run_watches();
+	assert_int_equal(link_state(Link), LINK_DRAINING);
+	assert_string_equal(link_status(Link), "reconnecting");
+	assert_int_equal(U.downs[LINK_LOST], 1);
+	/* the flushes come in: once nothing is outstanding the drain ends */
+	push_wc(1, IBV_WC_WR_FLUSH_ERR);
+	run_watches();
+	assert_int_equal(link_state(Link), LINK_DRAINING);
+	push_wc(2, IBV_WC_WR_FLUSH_ERR);
+	run_watches();
+	assert_int_equal(link_state(Link), LINK_BACKOFF);
+	assert_int_equal(U.downs[LINK_DRAINED], 1);
+	assert_int_equal(watches(), 0);
+	assert_int_equal(fake_live(FAKE_QP), 0); /* freed after the batch */
+}
+
+static void drop_with_nothing_outstanding_ends_at_next_tick(void **state)
+{
+	(void)state;
+	connect_up();
+	unsigned kicks = L.kicks;
+
+	link_drop(Link, "send failed", 0);
+	assert_int_equal(link_state(Link), LINK_DRAINING);
+	assert_int_equal(U.downs[LINK_LOST], 0); /* the user said so: no callback */
+	assert_true(L.kicks > kicks);
+	uint64_t next = link_tick(Link, now_ms());
+
+	assert_int_equal(link_state(Link), LINK_BACKOFF);
+	assert_int_equal(U.downs[LINK_DRAINED], 1);
+	assert_true(next >= now_ms());
+	run_after_batch();
+}
+
+static void drain_ends_after_the_grace(void **state)
+{
+	(void)state;
+	connect_up();
+	uint64_t t0 = now_ms();
+
+	link_drop(Link, "silent", 3);
+	uint64_t grace = link_tick(Link, now_ms());
+
+	assert_true(grace >= t0 + LINK_TEARDOWN_GRACE_MS);
+	assert_int_equal(link_state(Link), LINK_DRAINING);
+	link_tick(Link, grace);
+	assert_int_equal(link_state(Link), LINK_BACKOFF);
+	assert_int_equal(U.downs[LINK_DRAINED], 1);
+	run_after_batch();
+}
+
+static void drop_twice_is_one_drain(void **state)
+{
+	(void)state;
+	connect_up();
+	link_drop(Link, "a", 1);
+	link_drop(Link, "b", 0);
+	assert_int_equal(link_state(Link), LINK_DRAINING);
+	push_wc(1, IBV_WC_WR_FLUSH_ERR);
+	U.outstanding = 1;
+	run_watches();
+	assert_int_equal(U.downs[LINK_DRAINED], 1);
+}
+
+static void reconnects_after_drain(void **state)
+{
+	(void)state;
+	connect_up();
+	link_drop(Link, "x", 0);
+	uint64_t due = link_tick(Link, now_ms());
+
+	run_after_batch();
+	answer_established(0, 0);
+	assert_int_equal(link_tick(Link, due), 0);
+	run_attempt_result();
+	assert_int_equal(link_state(Link), LINK_UP);
+	assert_int_equal(U.ups, 2);
+}
+
+static void stopped_link_makes_no_attempt(void **state)
+{
+	(void)state;
+	link_stop(Link);
+	assert_int_equal(link_tick(Link, now_ms()), 0);
+	assert_int_equal(link_state(Link), LINK_BACKOFF);
+	assert_int_equal(fake_calls(FAKE_RDMA_CONNECT), 0);
+}
+
+static void attempt_ending_after_stop_is_discarded(void **state)
+{
+	(void)state;
+	answer_established(0, 0);
+	link_tick(Link, now_ms());
+	link_stop(Link);
+	run_attempt_result();
+	assert_int_equal(link_state(Link), LINK_BACKOFF);
+	assert_int_equal(U.ups, 0);
+	assert_int_equal(fake_live(FAKE_QP), 0);
+}
+
+static void stop_during_drain_schedules_nothing(void **state)
+{
+	(void)state;
+	connect_up();
+	link_drop(Link, "x", 0);
+	link_stop(Link);
+	assert_int_equal(link_tick(Link, now_ms()), 0);
+	assert_int_equal(link_state(Link), LINK_BACKOFF);
+	run_after_batch();
+}
+
+static void close_frees_the_connection(void **state)
+{
+	(void)state;
+	connect_up();
+	link_close(Link);
+	assert_int_equal(fake_live(FAKE_QP), 0);
+	assert_int_equal(watches(), 0);
+	assert_int_equal(link_state(Link), LINK_BACKOFF);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+		T(new_link_waits_to_connect),
+		T(up_reports_receiver_limits),
+		T(plain_receiver_reports_no_limit),
+		T(sq_depth_is_window_plus_fence_and_spare),
+		T(malformed_pdata_fails_for_good),
+		T(rejected_attempt_backs_off),
+		T(backoff_doubles_to_the_cap),
+		T(backoff_resets_once_connected),
+		T(device_permission_error_is_permanent),
+		T(attempt_without_memory_is_retried),
+		T(attempt_without_memory_doubles_backoff),
+		T(send_posts_from_the_pool),
+		T(unsignaled_send),
+		T(empty_send_has_no_sge),
+		T(fence_is_signaled_zero_byte_write),
+		T(post_refused_when_not_up),
+		T(completions_reach_the_user_in_order),
+		T(completions_are_reaped_in_batches),
+		T(spurious_wakeup_is_harmless),
+		T(disconnect_event_drains),
+		T(drop_with_nothing_outstanding_ends_at_next_tick),
+		T(drain_ends_after_the_grace),
+		T(drop_twice_is_one_drain),
+		T(reconnects_after_drain),
+		T(stopped_link_makes_no_attempt),
+		T(attempt_ending_after_stop_is_discarded),
+		T(stop_during_drain_schedules_nothing),
+		T(close_frees_the_connection),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

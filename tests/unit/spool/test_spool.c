@@ -1,0 +1,1101 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * test_spool.c -- fs/spool.c with a fake link, a fake loop and fake replies
+ *
+ * The link is a fake that records posts and drops and hands the test the
+ * spool's link_ops, so the test plays the loop thread: it reports the link
+ * up, completions and losses, and calls spool_tick with any "now" it likes
+ * (deadlines are checked against the time passed in, so nothing sleeps).
+ * fuse_reply_* are wrapped at link time (--wrap): every reply is recorded,
+ * and each one checks that sp->lock is not held. The pool is the real one.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <librpma.h>
+
+#include "clock.h"
+#include "link.h"
+#include "loop.h"
+#include "pool.h"
+#include "spool.h"
+
+/* ---- fakes: the link, the loop, the log ---- */
+
+struct link {
+	int unused;
+};
+struct loop {
+	int unused;
+};
+
+static struct link Link;
+static struct loop Loop;
+static const struct link_ops *Ops;
+static void *Ctx;
+
+#define MAX_POSTS 256
+static struct post {
+	enum link_op op;
+	size_t offset;
+	uint32_t len;
+	uint64_t wr_id;
+	bool signaled;
+} Posts[MAX_POSTS];
+static unsigned Nposts, Drops, Drop_outstanding, Closes, Stops;
+static int Post_ret;
+static uint64_t Link_next, Armed;
+static const char *Status = "connecting";
+
+int link_new(const struct link_cfg *cfg, struct link **link_ptr)
+{
+	Ops = cfg->ops;
+	Ctx = cfg->ctx;
+	*link_ptr = &Link;
+	return 0;
+}
+
+void link_delete(struct link **link_ptr)
+{
+	*link_ptr = NULL;
+}
+
+uint64_t link_tick(struct link *link, uint64_t now)
+{
+	(void)link;
+	(void)now;
+	return Link_next;
+}
+
+int link_post(struct link *link, enum link_op op, size_t offset, uint32_t len, uint64_t wr_id,
+	bool signaled)
+{
+	(void)link;
+	if (Post_ret)
+		return Post_ret;
+	assert_true(Nposts < MAX_POSTS);
+	Posts[Nposts++] = (struct post){op, offset, len, wr_id, signaled};
+	return 0;
+}
+
+void link_drop(struct link *link, const char *reason, unsigned outstanding)
+{
+	(void)link;
+	(void)reason;
+	Drops++;
+	Drop_outstanding = outstanding;
+}
+
+void link_stop(struct link *link)
+{
+	(void)link;
+	Stops++;
+}
+
+void link_close(struct link *link)
+{
+	(void)link;
+	Closes++;
+}
+
+enum link_state link_state(struct link *link)
+{
+	(void)link;
+	return LINK_BACKOFF;
+}
+
+const char *link_status(struct link *link)
+{
+	(void)link;
+	return Status;
+}
+
+void loop_arm(struct loop *loop, uint64_t at)
+{
+	(void)loop;
+	if (at && (!Armed || at < Armed))
+		Armed = at;
+}
+
+void loop_kick(struct loop *loop)
+{
+	(void)loop;
+}
+
+void log_msg(int prio, const char *fmt, ...)
+{
+	(void)prio;
+	(void)fmt;
+}
+
+/* ---- fake replies (link-time --wrap) ---- */
+
+static struct spool Sp;
+
+#define MAX_REPLIES 256
+static struct rec {
+	uintptr_t req;
+	bool write;
+	size_t size;
+	int err;
+} Replies[MAX_REPLIES];
+static unsigned Nreplies, Invalidations;
+
+static void assert_unlocked(void)
+{
+	/* never a FUSE reply under sp->lock */
+	assert_int_equal(pthread_mutex_trylock(&Sp.lock), 0);
+	pthread_mutex_unlock(&Sp.lock);
+}
+
+int __wrap_fuse_reply_write(fuse_req_t req, size_t count)
+{
+	assert_unlocked();
+	assert_true(Nreplies < MAX_REPLIES);
+	Replies[Nreplies++] = (struct rec){(uintptr_t)req, true, count, 0};
+	return 0;
+}
+
+int __wrap_fuse_reply_err(fuse_req_t req, int err)
+{
+	assert_unlocked();
+	assert_true(Nreplies < MAX_REPLIES);
+	Replies[Nreplies++] = (struct rec){(uintptr_t)req, false, 0, err};
+	return 0;
+}
+
+int __wrap_fuse_lowlevel_notify_inval_inode(struct fuse_session *se, fuse_ino_t ino, off_t off,
+	off_t len)
+{
+	(void)se;
+	(void)ino;
+	(void)off;
+	(void)len;
+	assert_unlocked();
+	Invalidations++;
+	return 0;
+}
+
+/* freed pointers, to see a handle's end */
+void __real_free(void *p);
+static void *Watched;
+static bool Watched_freed;
+
+void __wrap_free(void *p)
+{
+	if (p && p == Watched)
+		Watched_freed = true;
+	__real_free(p);
+}
+
+/* ---- fixtures ---- */
+
+#define NSLOTS 8
+#define WINDOW LINK_WINDOW(NSLOTS)
+
+static struct pool *Pool;
+static struct spool_env Env;
+static struct rpmafs_peer_cfg Cfg;
+static uintptr_t Next_req;
+static unsigned Attempted; /* writes handed to the spool or refused before it */
+
+static void reset(enum rpmafs_peer_type type, enum rpmafs_completion completion,
+	uint32_t send_timeout_ms)
+{
+	Cfg = (struct rpmafs_peer_cfg){.name = "alpha", .address = "192.168.77.2", .port = 7204,
+		.type = type, .completion = completion, .max_message = 4096,
+		.send_timeout_ms = send_timeout_ms, .connect_timeout_ms = 1000};
+	Nposts = Drops = Drop_outstanding = Closes = Stops = Nreplies = Invalidations = 0;
+	Post_ret = 0;
+	Link_next = Armed = 0;
+	Status = "connecting";
+	Next_req = 1;
+	Attempted = 0;
+	Watched = NULL;
+	Watched_freed = false;
+	assert_int_equal(pool_new(NSLOTS, 4096, &Pool), 0);
+	Env = (struct spool_env){.pool = Pool, .loop = &Loop, .se = (struct fuse_session *)&Env};
+	assert_int_equal(spool_init(&Sp, &Env, 2, &Cfg), 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	reset(RPMAFS_PEER_RDMA, RPMAFS_COMPLETION_ALWAYS, 5000);
+	return 0;
+}
+
+static int setup_on_error(void **state)
+{
+	(void)state;
+	reset(RPMAFS_PEER_RDMA, RPMAFS_COMPLETION_ON_ERROR, 5000);
+	return 0;
+}
+
+static int setup_no_wait(void **state)
+{
+	(void)state;
+	reset(RPMAFS_PEER_RDMA, RPMAFS_COMPLETION_ALWAYS, 0);
+	return 0;
+}
+
+static int setup_null(void **state)
+{
+	(void)state;
+	reset(RPMAFS_PEER_NULL, RPMAFS_COMPLETION_ALWAYS, 5000);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	spool_stop(&Sp);
+	spool_close(&Sp);
+	/* every buffer is back */
+	assert_int_equal(pool_free_count(Pool), NSLOTS);
+	spool_fini(&Sp);
+	pool_delete(&Pool);
+	return 0;
+}
+
+static struct handle *open_handle(bool sync)
+{
+	struct handle *fh = calloc(1, sizeof(*fh));
+
+	fh->sp = &Sp;
+	fh->refs = 1;
+	fh->sync = sync;
+	return fh;
+}
+
+/* a write of len bytes through fh, as op_write makes it; returns its request */
+static uintptr_t write_msg(struct handle *fh, uint32_t len)
+{
+	struct msg *msg = calloc(1, sizeof(*msg));
+	unsigned slot;
+	uintptr_t req = Next_req++;
+
+	Attempted++;
+	assert_int_equal(spool_write_check(&Sp, fh, len, false), 0);
+	assert_int_equal(pool_get(Pool, false, &slot), 0);
+	msg->kind = MSG_DATA;
+	msg->fh = fh;
+	msg->req = (fuse_req_t)req;
+	msg->write_size = len;
+	msg->sync = fh->sync;
+	msg->slot = slot;
+	msg->offset = (size_t)((char *)pool_slot_ptr(Pool, slot) - (char *)pool_base(Pool));
+	msg->len = len;
+	spool_submit(&Sp, msg);
+	return req;
+}
+
+/* the 0-byte message of a handle released without a write */
+static void empty_msg(struct handle *fh)
+{
+	struct msg *msg = calloc(1, sizeof(*msg));
+
+	Attempted++;
+	msg->kind = MSG_EMPTY;
+	msg->fh = fh;
+	msg->slot = POOL_NO_SLOT;
+	spool_submit(&Sp, msg);
+}
+
+static void up(unsigned credits)
+{
+	Status = "connected";
+	Ops->on_up(Ctx, 0, credits);
+}
+
+static unsigned complete(uint64_t wr_id, enum ibv_wc_status status)
+{
+	struct ibv_wc wc = {.wr_id = wr_id, .status = status};
+
+	return Ops->on_completions(Ctx, &wc, 1);
+}
+
+static struct spool_stats stats(void)
+{
+	struct spool_stats st;
+
+	spool_stats_get(&Sp, &st);
+	return st;
+}
+
+static const struct rec *reply_of(uintptr_t req)
+{
+	for (unsigned i = 0; i < Nreplies; i++)
+		if (Replies[i].req == req)
+			return &Replies[i];
+	return NULL;
+}
+
+static unsigned replies_to(uintptr_t req)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < Nreplies; i++)
+		n += Replies[i].req == req;
+	return n;
+}
+
+/* attempted = posted + refused; posted = completed + failed + in_flight */
+static void assert_accounts(void)
+{
+	struct spool_stats st = stats();
+
+	assert_int_equal(Attempted, st.posted + st.refused + st.pending);
+	assert_int_equal(st.posted, st.completed + st.failed + st.in_flight);
+}
+
+/* ---- replies ---- */
+
+static void async_write_replies_at_post(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(false);
+	uintptr_t r = write_msg(fh, 64);
+
+	assert_int_equal(Nposts, 1);
+	assert_non_null(reply_of(r));
+	assert_true(reply_of(r)->write);
+	assert_int_equal(reply_of(r)->size, 64);
+	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
+	assert_int_equal(replies_to(r), 1);
+	spool_release(&Sp, fh);
+	assert_accounts();
+}
+
+static void sync_write_replies_at_completion(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(true);
+	uintptr_t r = write_msg(fh, 100);
+
+	assert_null(reply_of(r));
+	assert_true(Posts[0].signaled);
+	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
+	assert_true(reply_of(r)->write);
+	assert_int_equal(reply_of(r)->size, 100);
+	assert_int_equal(stats().bytes_confirmed, 100);
+	spool_release(&Sp, fh);
+}
+
+static void sync_write_failure_replies_eio(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(true);
+	uintptr_t r = write_msg(fh, 10);
+
+	complete(Posts[0].wr_id, IBV_WC_REM_ACCESS_ERR);
+	assert_false(reply_of(r)->write);
+	assert_int_equal(reply_of(r)->err, EIO);
+	/* reported in write(): nothing left for the next one */
+	assert_int_equal(spool_take_error(&Sp, fh, NULL), 0);
+	spool_release(&Sp, fh);
+	assert_accounts();
+}
+
+/* ---- the window ---- */
+
+static void window_limits_posts(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(false);
+
+	/* 8 slots: the window is 10, two of them 0-byte messages */
+	for (int i = 0; i < NSLOTS; i++)
+		write_msg(fh, 8);
+	empty_msg(fh);
+	empty_msg(fh);
+	empty_msg(fh);
+	assert_int_equal(Nposts, WINDOW);
+	assert_int_equal(stats().pending, 1);
+	assert_int_equal(stats().in_flight, WINDOW);
+	assert_accounts();
+	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
+	assert_int_equal(Nposts, WINDOW + 1);
+	assert_int_equal(Posts[WINDOW].op, LINK_SEND_EMPTY);
+	assert_int_equal(stats().pending, 0);
+	complete(Posts[WINDOW].wr_id, IBV_WC_SUCCESS);
+	spool_release(&Sp, fh);
+	assert_accounts();
+}
+
+static void credits_cap_the_window(void **state)
+{
+	(void)state;
+	up(3);
+	struct handle *fh = open_handle(false);
+
+	for (int i = 0; i < 5; i++)
+		write_msg(fh, 8);
+	assert_int_equal(Nposts, 3);
+	assert_int_equal(stats().pending, 2);
+	/* an async write waiting for the window has no reply yet */
+	assert_int_equal(Nreplies, 3);
+	complete(Posts[2].wr_id, IBV_WC_SUCCESS);
+	assert_int_equal(Nposts, 5);
+	assert_int_equal(Nreplies, 5);
+	complete(Posts[4].wr_id, IBV_WC_SUCCESS);
+	spool_release(&Sp, fh);
+}
+
+static void wr_ids_count_from_one(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(false);
+
+	for (int i = 0; i < 3; i++)
+		write_msg(fh, 8);
+	for (unsigned i = 0; i < 3; i++)
+		assert_int_equal(Posts[i].wr_id, i + 1);
+	complete(3, IBV_WC_SUCCESS);
+	assert_int_equal(stats().last_wr_id, 3);
+	spool_release(&Sp, fh);
+}
+
+/* RC completes in order: a completion confirms every message posted before it */
+static void completion_confirms_earlier_messages(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(false);
+
+	for (int i = 0; i < 4; i++)
+		write_msg(fh, 10);
+	assert_int_equal(complete(3, IBV_WC_SUCCESS), 1);
+	assert_int_equal(stats().completed, 3);
+	assert_int_equal(stats().bytes_confirmed, 30);
+	assert_int_equal(stats().in_flight, 1);
+	/* a stale completion (already settled) changes nothing */
+	complete(2, IBV_WC_SUCCESS);
+	assert_int_equal(stats().completed, 3);
+	assert_int_equal(complete(4, IBV_WC_SUCCESS), 0);
+	spool_release(&Sp, fh);
+	assert_accounts();
+}
+
+static void buffers_go_back_to_the_pool(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(false);
+
+	write_msg(fh, 10);
+	write_msg(fh, 10);
+	assert_int_equal(pool_free_count(Pool), NSLOTS - 2);
+	complete(2, IBV_WC_SUCCESS);
+	assert_int_equal(pool_free_count(Pool), NSLOTS);
+	spool_release(&Sp, fh);
+}
+
+/* ---- selective signalling and fences (completion = on_error) ---- */
+
+static void on_error_signals_one_in_a_quarter_window(void **state)
+{
+	unsigned every = WINDOW / 4, signaled = 0;
+
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(false);
+
+	for (int i = 0; i < NSLOTS; i++)
+		write_msg(fh, 8);
+	for (unsigned i = 0; i < Nposts; i++) {
+		assert_int_equal(Posts[i].signaled, (i + 1) % every == 0);
+		signaled += Posts[i].signaled;
+	}
+	assert_int_equal(signaled, NSLOTS / every);
+	/* the last ones are unsignaled: a fence is armed */
+	assert_true(Sp.fence_at_ms != 0);
+	complete(Posts[NSLOTS - 1].wr_id, IBV_WC_SUCCESS);
+	spool_release(&Sp, fh);
+}
+
+static void sync_write_is_always_signaled(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(true);
+
+	write_msg(fh, 8);
+	assert_true(Posts[0].signaled);
+	complete(1, IBV_WC_SUCCESS);
+	spool_release(&Sp, fh);
+}
+
+static void quiet_spool_fences_unsignaled_sends(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(false);
+
+	write_msg(fh, 8);
+	assert_false(Posts[0].signaled);
+	uint64_t at = spool_tick(&Sp, now_ms());
+
+	assert_true(at > 0 && at <= now_ms() + 2);
+	spool_tick(&Sp, at);
+	assert_int_equal(Nposts, 2);
+	assert_int_equal(Posts[1].op, LINK_FENCE);
+	assert_true(Posts[1].signaled);
+	/* the fence is not a message: no counter sees it */
+	assert_int_equal(stats().posted, 1);
+	assert_int_equal(stats().in_flight, 1);
+	complete(Posts[1].wr_id, IBV_WC_SUCCESS);
+	assert_int_equal(stats().completed, 1);
+	assert_int_equal(stats().in_flight, 0);
+	spool_release(&Sp, fh);
+	assert_accounts();
+}
+
+static void sends_behind_a_fence_get_their_own(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(false);
+
+	write_msg(fh, 8);
+	spool_tick(&Sp, now_ms() + 10); /* fence 2 */
+	write_msg(fh, 8);		 /* 3: unsignaled, its fence skipped */
+	assert_int_equal(Posts[1].op, LINK_FENCE);
+	Sp.fence_at_ms = 0;
+	complete(2, IBV_WC_SUCCESS);
+	assert_true(Sp.fence_at_ms != 0);
+	spool_tick(&Sp, Sp.fence_at_ms);
+	assert_int_equal(Posts[3].op, LINK_FENCE);
+	complete(4, IBV_WC_SUCCESS);
+	assert_int_equal(stats().completed, 2);
+	spool_release(&Sp, fh);
+}
+
+/* ---- deadlines: ENOTCONN, the in-flight timeout, failing fast ---- */
+
+static void write_waits_for_the_connection(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+	uintptr_t r = write_msg(fh, 8);
+
+	assert_null(reply_of(r));
+	assert_int_equal(stats().pending, 1);
+	assert_true(Armed >= now_ms() + 4000);
+	up(0);
+	assert_true(reply_of(r)->write);
+	complete(1, IBV_WC_SUCCESS);
+	spool_release(&Sp, fh);
+}
+
+static void enotconn_after_send_timeout(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+	uint64_t t0 = now_ms();
+	uintptr_t r = write_msg(fh, 8);
+	uint64_t due = spool_tick(&Sp, t0);
+
+	assert_true(due >= t0 + 5000);
+	spool_tick(&Sp, due - 1);
+	assert_null(reply_of(r));
+	spool_tick(&Sp, due);
+	assert_int_equal(reply_of(r)->err, ENOTCONN);
+	assert_int_equal(stats().refused, 1);
+	assert_string_equal(stats().last_error, "not connected: send_timeout_ms passed");
+	spool_release(&Sp, fh);
+	assert_accounts();
+}
+
+static void later_writes_fail_fast_after_a_timeout(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	write_msg(fh, 8);
+	spool_tick(&Sp, now_ms() + 6000);
+	uintptr_t r = write_msg(fh, 8);
+
+	assert_int_equal(reply_of(r)->err, ENOTCONN);
+	assert_int_equal(stats().refused, 2);
+	/* until the spool reconnects */
+	up(0);
+	r = write_msg(fh, 8);
+	assert_true(reply_of(r)->write);
+	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
+	spool_release(&Sp, fh);
+	assert_accounts();
+}
+
+static void no_send_timeout_refuses_at_once(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+	uintptr_t r = write_msg(fh, 8);
+
+	assert_int_equal(reply_of(r)->err, ENOTCONN);
+	assert_int_equal(stats().refused, 1);
+	assert_int_equal(stats().pending, 0);
+	spool_release(&Sp, fh);
+}
+
+static void nonblocking_write_eagain_while_down(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	assert_int_equal(spool_write_check(&Sp, fh, 8, true), EAGAIN);
+	assert_int_equal(spool_write_check(&Sp, fh, 8, false), 0);
+	up(0);
+	assert_int_equal(spool_write_check(&Sp, fh, 8, true), 0);
+	assert_int_equal(spool_write_check(&Sp, fh, 4097, false), EMSGSIZE);
+	spool_release(&Sp, fh);
+}
+
+static void in_flight_timeout_drops_the_link(void **state)
+{
+	(void)state;
+	up(2);
+	struct handle *fh = open_handle(false);
+	uint64_t t0 = now_ms_coarse();
+
+	write_msg(fh, 8);
+	write_msg(fh, 8);
+	uintptr_t waiting = write_msg(fh, 8); /* behind the window */
+	uint64_t due = spool_tick(&Sp, now_ms());
+
+	assert_true(due >= t0 + 5000 && due <= now_ms() + 5000);
+	spool_tick(&Sp, due);
+	assert_int_equal(Drops, 1);
+	assert_int_equal(Drop_outstanding, 2);
+	assert_int_equal(reply_of(waiting)->err, ENOTCONN);
+	assert_non_null(strstr(stats().last_error, "no completion within 5000 ms"));
+	/* what comes next fails at once */
+	uintptr_t r = write_msg(fh, 8);
+
+	assert_int_equal(reply_of(r)->err, ENOTCONN);
+	/* the link drains: the flush fails the two in flight */
+	Ops->on_down(Ctx, LINK_DRAINED, "drained");
+	assert_int_equal(stats().failed, 2);
+	assert_int_equal(spool_take_error(&Sp, fh, NULL), EIO);
+	spool_release(&Sp, fh);
+	assert_accounts();
+}
+
+static void in_flight_timeout_is_at_least_a_second(void **state)
+{
+	(void)state;
+	Cfg.send_timeout_ms = 200;
+	up(0);
+	struct handle *fh = open_handle(false);
+	uint64_t t0 = now_ms_coarse();
+
+	write_msg(fh, 8);
+	uint64_t due = spool_tick(&Sp, now_ms());
+
+	assert_true(due >= t0 + 1000);
+	complete(1, IBV_WC_SUCCESS);
+	spool_release(&Sp, fh);
+}
+
+static void lost_link_gives_pending_a_deadline(void **state)
+{
+	(void)state;
+	up(1);
+	struct handle *fh = open_handle(false);
+
+	write_msg(fh, 8);
+	uintptr_t r = write_msg(fh, 8); /* pending, posted at once when up: no deadline */
+	assert_int_equal(Sp.pending.head->deadline_ms, 0);
+	assert_int_equal(Ops->on_down(Ctx, LINK_LOST, "RDMA_CM_EVENT_DISCONNECTED"), 1);
+	assert_true(Sp.pending.head->deadline_ms >= now_ms() + 4000);
+	assert_string_equal(stats().last_error, "RDMA_CM_EVENT_DISCONNECTED");
+	Ops->on_down(Ctx, LINK_DRAINED, "drained");
+	spool_tick(&Sp, now_ms() + 6000);
+	assert_int_equal(reply_of(r)->err, ENOTCONN);
+	spool_release(&Sp, fh);
+	assert_accounts();
+}
+
+/* ---- failures ---- */
+
+static void failed_completion_drops_and_reports_eio_once(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(false);
+
+	write_msg(fh, 8);
+	write_msg(fh, 8);
+	assert_int_equal(complete(1, IBV_WC_RETRY_EXC_ERR), 1);
+	assert_int_equal(Drops, 1);
+	assert_int_equal(stats().failed, 1);
+	assert_string_equal(stats().last_error, ibv_wc_status_str(IBV_WC_RETRY_EXC_ERR));
+	assert_int_equal(stats().last_wc_status, IBV_WC_RETRY_EXC_ERR);
+	/* the flush that follows does not hide the cause */
+	complete(2, IBV_WC_WR_FLUSH_ERR);
+	assert_string_equal(stats().last_error, ibv_wc_status_str(IBV_WC_RETRY_EXC_ERR));
+	assert_int_equal(Drops, 1);
+	/* the next write says EIO, once */
+	assert_int_equal(spool_write_check(&Sp, fh, 8, false), EIO);
+	assert_int_equal(spool_write_check(&Sp, fh, 8, false), 0);
+	spool_release(&Sp, fh);
+	assert_accounts();
+}
+
+static void drained_link_fails_what_is_left(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(false);
+
+	for (int i = 0; i < 3; i++)
+		write_msg(fh, 8);
+	Ops->on_down(Ctx, LINK_LOST, "lost");
+	assert_int_equal(Ops->on_down(Ctx, LINK_DRAINED, "drained"), 0);
+	assert_int_equal(stats().failed, 3);
+	assert_int_equal(stats().in_flight, 0);
+	assert_int_equal(pool_free_count(Pool), NSLOTS);
+	spool_release(&Sp, fh);
+	assert_accounts();
+}
+
+static void post_failure_counts_posted_and_failed(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(false);
+
+	Post_ret = RPMA_E_PROVIDER;
+	uintptr_t r = write_msg(fh, 8);
+
+	assert_int_equal(reply_of(r)->err, EIO);
+	assert_int_equal(stats().posted, 1);
+	assert_int_equal(stats().failed, 1);
+	assert_int_equal(Drops, 1);
+	assert_non_null(strstr(stats().last_error, "post failed"));
+	Post_ret = 0;
+	spool_release(&Sp, fh);
+	assert_accounts();
+}
+
+static void attempt_failure_is_the_last_error(void **state)
+{
+	(void)state;
+	assert_false(stats().error_recorded);
+	assert_string_equal(stats().last_error, "none");
+	Ops->on_down(Ctx, LINK_ATTEMPT_FAILED, "cannot reach 192.168.77.2");
+	assert_true(stats().error_recorded);
+	assert_string_equal(stats().last_error, "cannot reach 192.168.77.2");
+}
+
+static void smaller_receiver_limit_refuses_pending(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+	uintptr_t r = write_msg(fh, 200);
+
+	Ops->on_up(Ctx, 100, 0);
+	assert_int_equal(reply_of(r)->err, EMSGSIZE);
+	assert_int_equal(stats().max_message, 100);
+	assert_int_equal(spool_write_check(&Sp, fh, 101, false), EMSGSIZE);
+	spool_release(&Sp, fh);
+	assert_accounts();
+}
+
+/* ---- fsync waiters and handles ---- */
+
+static void fsync_waits_for_the_handles_messages(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(false);
+
+	write_msg(fh, 8);
+	write_msg(fh, 8);
+	spool_fsync(&Sp, fh, (fuse_req_t)1000);
+	assert_null(reply_of(1000));
+	complete(1, IBV_WC_SUCCESS);
+	assert_null(reply_of(1000));
+	complete(2, IBV_WC_SUCCESS);
+	assert_int_equal(reply_of(1000)->err, 0);
+	spool_release(&Sp, fh);
+}
+
+static void fsync_reports_a_failure_once(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(false);
+
+	write_msg(fh, 8);
+	spool_fsync(&Sp, fh, (fuse_req_t)1000);
+	complete(1, IBV_WC_REM_OP_ERR);
+	assert_int_equal(reply_of(1000)->err, EIO);
+	spool_fsync(&Sp, fh, (fuse_req_t)1001);
+	assert_int_equal(reply_of(1001)->err, 0);
+	spool_release(&Sp, fh);
+}
+
+static void fsync_with_nothing_in_flight_answers_at_once(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	spool_fsync(&Sp, fh, (fuse_req_t)1000);
+	assert_int_equal(reply_of(1000)->err, 0);
+	spool_release(&Sp, fh);
+}
+
+static void fsync_fences_unsignaled_sends_at_once(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(false);
+
+	write_msg(fh, 8);
+	assert_false(Posts[0].signaled);
+	spool_fsync(&Sp, fh, (fuse_req_t)1000);
+	assert_int_equal(Nposts, 2);
+	assert_int_equal(Posts[1].op, LINK_FENCE);
+	complete(2, IBV_WC_SUCCESS);
+	assert_int_equal(reply_of(1000)->err, 0);
+	spool_release(&Sp, fh);
+}
+
+static void handle_lives_until_its_messages_end(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(false);
+
+	write_msg(fh, 8);
+	assert_int_equal(fh->refs, 2);
+	Watched = fh;
+	spool_release(&Sp, fh);
+	assert_false(Watched_freed);
+	complete(1, IBV_WC_SUCCESS);
+	assert_true(Watched_freed);
+}
+
+static void handle_without_messages_ends_at_release(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	Watched = fh;
+	spool_release(&Sp, fh);
+	assert_true(Watched_freed);
+}
+
+/* ---- 0-byte messages ---- */
+
+static void zero_byte_message_is_an_empty_send(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(false);
+	bool written = true;
+
+	spool_take_error(&Sp, fh, &written);
+	assert_false(written);
+	empty_msg(fh);
+	spool_release(&Sp, fh);
+	assert_int_equal(Posts[0].op, LINK_SEND_EMPTY);
+	assert_int_equal(Posts[0].len, 0);
+	assert_int_equal(Nreplies, 0); /* released already: nothing owed */
+	complete(1, IBV_WC_SUCCESS);
+	assert_int_equal(stats().completed, 1);
+	assert_int_equal(stats().bytes_confirmed, 0);
+	assert_accounts();
+}
+
+static void zero_byte_message_refused_is_counted(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	empty_msg(fh);
+	spool_release(&Sp, fh);
+	assert_int_equal(stats().refused, 1);
+	assert_int_equal(Nreplies, 0);
+	assert_accounts();
+}
+
+/* ---- the rest ---- */
+
+static void accounting_holds_through_a_mix(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	write_msg(fh, 8);		 /* pending */
+	spool_tick(&Sp, now_ms() + 6000); /* refused */
+	up(0);
+	for (int i = 0; i < 4; i++)
+		write_msg(fh, 8);
+	empty_msg(fh);
+	assert_accounts();
+	complete(3, IBV_WC_SUCCESS);
+	assert_accounts();
+	complete(4, IBV_WC_LOC_PROT_ERR);
+	assert_accounts();
+	Ops->on_down(Ctx, LINK_DRAINED, "drained");
+	assert_accounts();
+	struct spool_stats st = stats();
+
+	/* wr_id 1 refused; 2, 3 confirmed by 3; 4 failed; 5, 6 flushed */
+	assert_int_equal(st.completed, 2);
+	assert_int_equal(st.failed, 3);
+	assert_int_equal(st.refused, 1);
+	spool_release(&Sp, fh);
+}
+
+static void null_peer_completes_at_once(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+	uintptr_t r = write_msg(fh, 10);
+
+	assert_true(reply_of(r)->write);
+	assert_int_equal(Nposts, 0);
+	assert_int_equal(stats().completed, 1);
+	assert_string_equal(stats().state, "connected");
+	fh->sync = true;
+	r = write_msg(fh, 5);
+	assert_int_equal(replies_to(r), 1);
+	assert_int_equal(stats().bytes_confirmed, 15);
+	spool_release(&Sp, fh);
+	assert_accounts();
+}
+
+static void close_refuses_pending_and_fails_in_flight(void **state)
+{
+	(void)state;
+	up(1);
+	struct handle *fh = open_handle(true);
+	uintptr_t a = write_msg(fh, 8);
+	uintptr_t b = write_msg(fh, 8);
+
+	spool_stop(&Sp);
+	assert_int_equal(Stops, 1);
+	spool_close(&Sp);
+	assert_int_equal(Closes, 1);
+	assert_int_equal(reply_of(a)->err, EIO);
+	assert_int_equal(reply_of(b)->err, ENOTCONN);
+	spool_release(&Sp, fh);
+	assert_accounts();
+}
+
+static void state_is_the_links(void **state)
+{
+	(void)state;
+	assert_string_equal(stats().state, "connecting");
+	Status = "failed";
+	assert_string_equal(stats().state, "failed");
+}
+
+static void reconnect_is_counted(void **state)
+{
+	(void)state;
+	up(0);
+	Ops->on_down(Ctx, LINK_LOST, "lost");
+	Ops->on_down(Ctx, LINK_DRAINED, "drained");
+	assert_int_equal(stats().reconnects, 0);
+	up(0);
+	assert_int_equal(stats().reconnects, 1);
+}
+
+static void cached_attributes_invalidated_on_completion(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(false);
+
+	write_msg(fh, 8);
+	atomic_store(&Sp.attr_cached, true);
+	complete(1, IBV_WC_SUCCESS);
+	assert_int_equal(Invalidations, 1);
+	assert_false(atomic_load(&Sp.attr_cached));
+	complete(1, IBV_WC_SUCCESS);
+	assert_int_equal(Invalidations, 1); /* not cached: nothing to invalidate */
+	spool_release(&Sp, fh);
+}
+
+static void tick_returns_the_soonest_deadline(void **state)
+{
+	(void)state;
+	Link_next = 42;
+	assert_int_equal(spool_tick(&Sp, now_ms()), 42);
+	struct handle *fh = open_handle(false);
+
+	write_msg(fh, 8);
+	Link_next = UINT64_MAX;
+	uint64_t at = spool_tick(&Sp, now_ms());
+
+	assert_true(at >= now_ms() + 4000 && at < UINT64_MAX);
+	spool_release(&Sp, fh);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T_ON_ERROR(f) cmocka_unit_test_setup_teardown(f, setup_on_error, teardown)
+#define T_NO_WAIT(f) cmocka_unit_test_setup_teardown(f, setup_no_wait, teardown)
+#define T_NULL(f) cmocka_unit_test_setup_teardown(f, setup_null, teardown)
+	const struct CMUnitTest tests[] = {
+		T(async_write_replies_at_post),
+		T(sync_write_replies_at_completion),
+		T(sync_write_failure_replies_eio),
+		T(window_limits_posts),
+		T(credits_cap_the_window),
+		T(wr_ids_count_from_one),
+		T(completion_confirms_earlier_messages),
+		T(buffers_go_back_to_the_pool),
+		T_ON_ERROR(on_error_signals_one_in_a_quarter_window),
+		T_ON_ERROR(sync_write_is_always_signaled),
+		T_ON_ERROR(quiet_spool_fences_unsignaled_sends),
+		T_ON_ERROR(sends_behind_a_fence_get_their_own),
+		T(write_waits_for_the_connection),
+		T(enotconn_after_send_timeout),
+		T(later_writes_fail_fast_after_a_timeout),
+		T_NO_WAIT(no_send_timeout_refuses_at_once),
+		T(nonblocking_write_eagain_while_down),
+		T(in_flight_timeout_drops_the_link),
+		T(in_flight_timeout_is_at_least_a_second),
+		T(lost_link_gives_pending_a_deadline),
+		T(failed_completion_drops_and_reports_eio_once),
+		T(drained_link_fails_what_is_left),
+		T(post_failure_counts_posted_and_failed),
+		T(attempt_failure_is_the_last_error),
+		T(smaller_receiver_limit_refuses_pending),
+		T(fsync_waits_for_the_handles_messages),
+		T(fsync_reports_a_failure_once),
+		T(fsync_with_nothing_in_flight_answers_at_once),
+		T_ON_ERROR(fsync_fences_unsignaled_sends_at_once),
+		T(handle_lives_until_its_messages_end),
+		T(handle_without_messages_ends_at_release),
+		T_ON_ERROR(zero_byte_message_is_an_empty_send),
+		T_NO_WAIT(zero_byte_message_refused_is_counted),
+		T(accounting_holds_through_a_mix),
+		T_NULL(null_peer_completes_at_once),
+		T(close_refuses_pending_and_fails_in_flight),
+		T(state_is_the_links),
+		T(reconnect_is_counted),
+		T(cached_attributes_invalidated_on_completion),
+		T(tick_returns_the_soonest_deadline),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -57,6 +57,7 @@ struct link_attempt {
 	struct device *dev;
 	struct rpma_conn *conn; /* NULL when the attempt failed */
 	bool permanent;		/* retrying will not help without a change */
+	int cause;		/* failed: the errno that says why (link_cause) */
 	uint32_t peer_max;	/* the receiver's advertised limit, 0: none */
 	unsigned credits;	/* the receiver's posted receives, 0: unknown */
 	char why[256];
@@ -74,6 +75,7 @@ struct link {
 	uint64_t retry_at_ms;	/* BACKOFF, FAILED: when to try (0: never) */
 	uint64_t teardown_at_ms; /* DRAINING: the end of the grace */
 	bool drained;		/* DRAINING: nothing outstanding any more */
+	int cause;		/* why the last attempt failed (link_cause), 0: none did */
 	struct link_conn *cur;	/* UP, DRAINING */
 };
 
@@ -113,6 +115,20 @@ enum link_state link_state(struct link *link)
 	s = link->state;
 	pthread_mutex_unlock(&link->lock);
 	return s;
+}
+
+int link_unsent_errno(struct link *link, bool waited)
+{
+	int cause;
+
+	pthread_mutex_lock(&link->lock);
+	cause = link->cause;
+	pthread_mutex_unlock(&link->lock);
+	if (cause == ECONNREFUSED || cause == EHOSTUNREACH)
+		return cause;
+	if (waited)
+		return ETIMEDOUT;
+	return cause ? cause : ENOTCONN;
 }
 
 const char *link_status(struct link *link)
@@ -165,9 +181,11 @@ static int await_established(struct rpma_conn *conn, int timeout_ms, enum rpma_c
 	return rpma_conn_next_event(conn, ev);
 }
 
-static void fail(struct link_attempt *a, bool permanent, const char *fmt, const char *arg)
+static void fail(struct link_attempt *a, bool permanent, int cause, const char *fmt,
+	const char *arg)
 {
 	a->permanent = permanent;
+	a->cause = cause;
 	snprintf(a->why, sizeof(a->why), fmt, arg);
 }
 
@@ -189,8 +207,26 @@ static void peer_pdata(struct link_attempt *a, struct rpma_conn *conn)
 		/* a plain librpma or verbs receiver: the config's limit holds */
 		break;
 	case RPMAFS_PDATA_MALFORMED:
-		fail(a, true, "receiver's private data refused: %s", why);
+		fail(a, true, ECONNREFUSED, "receiver's private data refused: %s", why);
 		break;
+	}
+}
+
+/*
+ * The errno a write that cannot wait any longer reports (docs/design.md
+ * §4.2): its strerror text says what became of the connection.
+ */
+static int cause_of(int ret, enum rpma_conn_event ev)
+{
+	if (ret)
+		return ETIMEDOUT;
+	switch (ev) {
+	case RPMA_CONN_REJECTED:
+		return ECONNREFUSED;
+	case RPMA_CONN_UNREACHABLE:
+		return EHOSTUNREACH;
+	default:
+		return ENOTCONN;
 	}
 }
 
@@ -211,6 +247,7 @@ static void connect_once(struct link_attempt *a)
 	ret = devices_get(a->link->cfg.devices, pc->address, &a->dev, a->why, sizeof(a->why));
 	if (ret) {
 		a->permanent = ret == -EPERM;
+		a->cause = ret == -EHOSTUNREACH ? EHOSTUNREACH : -ret;
 		return;
 	}
 
@@ -224,28 +261,29 @@ static void connect_once(struct link_attempt *a)
 	if (!ret)
 		ret = rpma_conn_cfg_set_rq_size(ccfg, 1);
 	if (ret) {
-		fail(a, false, "connection config: %s", rpma_err_2str(ret));
+		fail(a, false, ENOMEM, "connection config: %s", rpma_err_2str(ret));
 		goto out;
 	}
 
 	snprintf(port, sizeof(port), "%u", pc->port);
 	ret = rpma_conn_req_new(a->dev->peer, pc->address, port, ccfg, &req);
 	if (ret) {
-		fail(a, false, "cannot reach %.200s: address or route resolution failed",
-			pc->address);
+		fail(a, false, EHOSTUNREACH,
+			"cannot reach %.200s: address or route resolution failed", pc->address);
 		goto out;
 	}
 
 	rpmafs_pdata_encode(&mine, hdr);
 	ret = rpma_conn_req_connect(&req, &pd, &conn);
 	if (ret) {
-		fail(a, false, "connect request failed: %s", rpma_err_2str(ret));
+		fail(a, false, ENOTCONN, "connect request failed: %s", rpma_err_2str(ret));
 		goto out;
 	}
 
 	ret = await_established(conn, (int)pc->connect_timeout_ms, &ev);
 	if (ret || ev != RPMA_CONN_ESTABLISHED) {
-		fail(a, false, "connection %s", ret ? "timed out" : rpma_utils_conn_event_2str(ev));
+		fail(a, false, cause_of(ret, ev), "connection %s",
+			ret ? "timed out" : rpma_utils_conn_event_2str(ev));
 		goto out;
 	}
 
@@ -329,12 +367,13 @@ static struct link_conn *conn_attach(struct link_attempt *a)
 /* ---- the transitions ---- */
 
 /* CONNECTING (or about to be) -> BACKOFF or FAILED; loop thread, no lock held */
-static void attempt_failed(struct link *link, bool permanent, const char *why)
+static void attempt_failed(struct link *link, bool permanent, int cause, const char *why)
 {
 	const struct rpmafs_peer_cfg *pc = link->cfg.peer;
 
 	pthread_mutex_lock(&link->lock);
 	link->tried = true;
+	link->cause = cause ? cause : ENOTCONN;
 	link->state = permanent ? LINK_FAILED : LINK_BACKOFF;
 	if (permanent || link->backoff_ms == LINK_BACKOFF_FIRST_MS)
 		log_warn("%s: cannot connect to %s:%u: %s", pc->name, pc->address, pc->port, why);
@@ -404,6 +443,7 @@ static void attempt_done(void *arg)
 		link->cur = c;
 		link->tried = true;
 		link->backoff_ms = LINK_BACKOFF_FIRST_MS;
+		link->cause = 0;
 		pthread_mutex_unlock(&link->lock);
 		link->cfg.ops->on_up(link->cfg.ctx, a->peer_max, a->credits);
 	} else if (stopping) {
@@ -412,7 +452,7 @@ static void attempt_done(void *arg)
 		link->retry_at_ms = 0;
 		pthread_mutex_unlock(&link->lock);
 	} else {
-		attempt_failed(link, a->permanent, a->why);
+		attempt_failed(link, a->permanent, a->cause, a->why);
 	}
 	free(a);
 	loop_release(link->cfg.loop);
@@ -571,7 +611,7 @@ uint64_t link_tick(struct link *link, uint64_t now)
 
 	/* an attempt that cannot even start is a failed attempt: retried after the back-off */
 	if (start_failed)
-		attempt_failed(link, false, why);
+		attempt_failed(link, false, ENOMEM, why);
 	if (drain_over)
 		end_drain(link);
 	pthread_mutex_lock(&link->lock);

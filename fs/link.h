@@ -124,6 +124,17 @@ void link_close(struct link *link);
 /* link_state -- the state now */
 enum link_state link_state(struct link *link);
 
+/*
+ * link_unsent_errno -- what a write that could not be sent reports
+ * (docs/design.md §4.2), an errno whose text says what became of the
+ * connection: ECONNREFUSED when the last attempt was rejected by the
+ * receiver, EHOSTUNREACH when no device or route reaches it (or the CM
+ * found it unreachable), else ETIMEDOUT once a write has waited
+ * send_timeout_ms (waited), else ETIMEDOUT for a handshake that timed out
+ * and ENOTCONN when nothing more is known.
+ */
+int link_unsent_errno(struct link *link, bool waited);
+
 /* link_status -- the state for the status file: connecting | connected | reconnecting | failed */
 const char *link_status(struct link *link);
 

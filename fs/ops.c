@@ -395,7 +395,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	}
 	if (err) {
 		free(msg);
-		refuse_write(sp, req, err == -ESHUTDOWN ? ENOTCONN : -err);
+		refuse_write(sp, req, -err); /* ESHUTDOWN: unmounting */
 		return;
 	}
 	msg->kind = MSG_DATA;

@@ -367,7 +367,7 @@ void spool_submit(struct spool *sp, struct msg *msg)
 	msg->seq = sp->next_seq++;
 	if (!sp->up) {
 		if (sp->cfg->send_timeout_ms == 0 || sp->gave_up) {
-			refuse_locked(sp, msg, ENOTCONN, "not connected", &rs);
+			refuse_locked(sp, msg, link_unsent_errno(sp->link, sp->gave_up), "not connected", &rs);
 			pthread_mutex_unlock(&sp->lock);
 			replies_send(&rs);
 			return;
@@ -566,7 +566,8 @@ uint64_t spool_tick(struct spool *sp, uint64_t now)
 	/* writes that waited send_timeout_ms for a connection */
 	while ((msg = sp->pending.head) && msg->deadline_ms && msg->deadline_ms <= now && !sp->up) {
 		pending_pop(sp);
-		refuse_locked(sp, msg, ENOTCONN, "not connected: send_timeout_ms passed", &rs);
+		refuse_locked(sp, msg, link_unsent_errno(sp->link, true), "not connected: send_timeout_ms passed",
+			&rs);
 		sp->gave_up = true;
 	}
 	if (sp->pending.head)
@@ -587,7 +588,7 @@ uint64_t spool_tick(struct spool *sp, uint64_t now)
 			 */
 			sp->gave_up = true;
 			while ((msg = pending_pop(sp)))
-				refuse_locked(sp, msg, ENOTCONN, why, &rs);
+				refuse_locked(sp, msg, ETIMEDOUT, why, &rs);
 		} else {
 			soonest(&next, due);
 		}
@@ -667,7 +668,7 @@ void spool_close(struct spool *sp)
 
 	pthread_mutex_lock(&sp->lock);
 	while ((msg = pending_pop(sp)))
-		refuse_locked(sp, msg, ENOTCONN, "unmounted", &rs);
+		refuse_locked(sp, msg, ESHUTDOWN, "unmounted", &rs);
 	if (sp->link) {
 		sp->up = false;
 		link_close(sp->link);

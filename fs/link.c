@@ -57,7 +57,7 @@ struct link_attempt {
 	struct device *dev;
 	struct rpma_conn *conn; /* NULL when the attempt failed */
 	bool permanent;		/* retrying will not help without a change */
-	int cause;		/* failed: the errno that says why (link_cause) */
+	int cause;		/* failed: the errno that says why (link_unsent) */
 	uint32_t peer_max;	/* the receiver's advertised limit, 0: none */
 	unsigned credits;	/* the receiver's posted receives, 0: unknown */
 	char why[256];
@@ -75,7 +75,8 @@ struct link {
 	uint64_t retry_at_ms;	/* BACKOFF, FAILED: when to try (0: never) */
 	uint64_t teardown_at_ms; /* DRAINING: the end of the grace */
 	bool drained;		/* DRAINING: nothing outstanding any more */
-	int cause;		/* why the last attempt failed (link_cause), 0: none did */
+	int cause;		/* why the last attempt failed (link_unsent), 0: none did */
+	char cause_why[160];	/* the same, in words */
 	struct link_conn *cur;	/* UP, DRAINING */
 };
 
@@ -117,12 +118,16 @@ enum link_state link_state(struct link *link)
 	return s;
 }
 
-int link_unsent_errno(struct link *link, bool waited)
+int link_unsent(struct link *link, bool waited, const char *what, char *why, size_t len)
 {
 	int cause;
 
 	pthread_mutex_lock(&link->lock);
 	cause = link->cause;
+	if (cause)
+		snprintf(why, len, "%s (last attempt: %s)", what, link->cause_why);
+	else
+		snprintf(why, len, "%s", what);
 	pthread_mutex_unlock(&link->lock);
 	if (cause == ECONNREFUSED || cause == EHOSTUNREACH)
 		return cause;
@@ -374,6 +379,7 @@ static void attempt_failed(struct link *link, bool permanent, int cause, const c
 	pthread_mutex_lock(&link->lock);
 	link->tried = true;
 	link->cause = cause ? cause : ENOTCONN;
+	snprintf(link->cause_why, sizeof(link->cause_why), "%s", why);
 	link->state = permanent ? LINK_FAILED : LINK_BACKOFF;
 	if (permanent || link->backoff_ms == LINK_BACKOFF_FIRST_MS)
 		log_warn("%s: cannot connect to %s:%u: %s", pc->name, pc->address, pc->port, why);

@@ -42,18 +42,20 @@ static unsigned long long limit_in_force(struct rlimit *rl)
 }
 
 /* the remedies, for a pool of need bytes (and reserve more) */
-static void remedies(unsigned long long need, const struct rlimit *rl, bool slots_set, char *buf,
-	size_t len)
+static void remedies(
+	unsigned long long need, const struct rlimit *rl, bool slots_set, char *buf, size_t len)
 {
 	unsigned long long kib = (need + 1023) / 1024;
 	const char *user = getenv("USER");
 	int n = 0;
 
 	if (slots_set)
-		n = snprintf(buf, len, "fewer 'slots' in [rpmafs], or leave it unset to size the "
+		n = snprintf(buf, len,
+			"fewer 'slots' in [rpmafs], or leave it unset to size the "
 			"pool to the limit; or");
 	if (rl->rlim_max == RLIM_INFINITY || rl->rlim_max >= need)
-		n += snprintf(buf + n, len - (size_t)n, " raise the soft limit (ulimit -l %llu), or", kib);
+		n += snprintf(buf + n, len - (size_t)n,
+			" raise the soft limit (ulimit -l %llu), or", kib);
 	snprintf(buf + n, len - (size_t)n,
 		" let the user lock %llu KiB: add the line \"%s - memlock %llu\" to "
 		"/etc/security/limits.d/rpmafs.conf and log in again; or run the mount as a "
@@ -72,7 +74,8 @@ int memlock_plan(unsigned slots, bool slots_set, unsigned default_slots, unsigne
 	memset(plan, 0, sizeof(*plan));
 	limit = limit_in_force(&rl);
 	reserve = rdma_peers ? MEMLOCK_RESERVE_BASE +
-		(unsigned long long)MEMLOCK_RESERVE_PER_PEER * rdma_peers : 0;
+				       (unsigned long long)MEMLOCK_RESERVE_PER_PEER * rdma_peers
+			     : 0;
 	plan->limit = limit;
 	plan->reserve = reserve;
 	plan->slots = slots_set ? slots : default_slots;

@@ -24,9 +24,9 @@
 #define MEMLOCK_RESERVE_PER_PEER (32u << 10)
 
 struct memlock_plan {
-	unsigned slots;		/* the slots to use */
-	bool sized;		/* slots was chosen to fit the limit */
-	unsigned long long limit; /* RLIMIT_MEMLOCK in bytes, 0: no limit applies */
+	unsigned slots;		    /* the slots to use */
+	bool sized;		    /* slots was chosen to fit the limit */
+	unsigned long long limit;   /* RLIMIT_MEMLOCK in bytes, 0: no limit applies */
 	unsigned long long reserve; /* kept free for the provider */
 };
 

@@ -720,11 +720,19 @@ static void close_frees_the_connection(void **state)
 }
 
 /* what a write that cannot be sent reports: the errno says what happened */
+static char Why[256];
+
+static int unsent(bool waited)
+{
+	return link_unsent(Link, waited, "not connected", Why, sizeof(Why));
+}
+
 static void unsent_errno_before_any_attempt(void **state)
 {
 	(void)state;
-	assert_int_equal(link_unsent_errno(Link, false), ENOTCONN);
-	assert_int_equal(link_unsent_errno(Link, true), ETIMEDOUT);
+	assert_int_equal(unsent(false), ENOTCONN);
+	assert_int_equal(unsent(true), ETIMEDOUT);
+	assert_string_equal(Why, "not connected");
 }
 
 static void unsent_errno_after_a_rejection(void **state)
@@ -732,8 +740,10 @@ static void unsent_errno_after_a_rejection(void **state)
 	(void)state;
 	fake_cm_auto_answer(true, RDMA_CM_EVENT_REJECTED, NULL, 0);
 	attempt();
-	assert_int_equal(link_unsent_errno(Link, false), ECONNREFUSED);
-	assert_int_equal(link_unsent_errno(Link, true), ECONNREFUSED);
+	assert_int_equal(unsent(false), ECONNREFUSED);
+	assert_int_equal(unsent(true), ECONNREFUSED);
+	assert_non_null(strstr(Why, "not connected (last attempt: connection "));
+	assert_non_null(strstr(Why, "Connection rejected"));
 }
 
 static void unsent_errno_when_unreachable(void **state)
@@ -741,8 +751,8 @@ static void unsent_errno_when_unreachable(void **state)
 	(void)state;
 	Dev_ret = -EHOSTUNREACH;
 	attempt();
-	assert_int_equal(link_unsent_errno(Link, true), EHOSTUNREACH);
-	assert_int_equal(link_unsent_errno(Link, false), EHOSTUNREACH);
+	assert_int_equal(unsent(true), EHOSTUNREACH);
+	assert_int_equal(unsent(false), EHOSTUNREACH);
 }
 
 static void unsent_errno_cm_unreachable(void **state)
@@ -750,7 +760,7 @@ static void unsent_errno_cm_unreachable(void **state)
 	(void)state;
 	fake_cm_auto_answer(true, RDMA_CM_EVENT_UNREACHABLE, NULL, 0);
 	attempt();
-	assert_int_equal(link_unsent_errno(Link, false), EHOSTUNREACH);
+	assert_int_equal(unsent(false), EHOSTUNREACH);
 }
 
 static void unsent_errno_forgets_causes_once_up(void **state)
@@ -765,8 +775,8 @@ static void unsent_errno_forgets_causes_once_up(void **state)
 	run_attempt_result();
 	assert_int_equal(link_state(Link), LINK_UP);
 	link_drop(Link, "test", 0);
-	assert_int_equal(link_unsent_errno(Link, false), ENOTCONN);
-	assert_int_equal(link_unsent_errno(Link, true), ETIMEDOUT);
+	assert_int_equal(unsent(false), ENOTCONN);
+	assert_int_equal(unsent(true), ETIMEDOUT);
 }
 
 int main(void)

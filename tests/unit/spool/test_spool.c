@@ -119,10 +119,11 @@ const char *link_status(struct link *link)
 }
 
 /* the link's answer is the link's (tests/unit/link): here, what spool asks */
-int link_unsent_errno(struct link *link, bool waited)
+int link_unsent(struct link *link, bool waited, const char *what, char *why, size_t len)
 {
 	(void)link;
 	Unsent_asked_waited = waited;
+	snprintf(why, len, "%s%s", what, Unsent_cause ? " (last attempt: rejected)" : "");
 	if (Unsent_cause)
 		return Unsent_cause;
 	return waited ? ETIMEDOUT : ENOTCONN;
@@ -756,6 +757,8 @@ static void timed_out_write_reports_the_cause(void **state)
 	Unsent_cause = ECONNREFUSED;
 	spool_tick(&Sp, now_ms() + 6000);
 	assert_int_equal(reply_of(r)->err, ECONNREFUSED);
+	assert_string_equal(stats().last_error,
+		"not connected: send_timeout_ms passed (last attempt: rejected)");
 	r = write_msg(fh, 8);
 	assert_int_equal(reply_of(r)->err, ECONNREFUSED);
 	spool_release(&Sp, fh);

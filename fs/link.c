@@ -39,6 +39,18 @@
 
 #define WC_BATCH 32
 
+/*
+ * Connection attempts in flight at once, across the process (LINK_MAX_ATTEMPTS).
+ * Unbounded, a mount of 1,000 peers starts 1,000 connect threads at once:
+ * the receiver's CM answers late, most attempts hit connect_timeout_ms and
+ * storm again after the back-off (lab, TCG: 914 of 1,000 timed out, 387 s
+ * until all were up). A due attempt over the bound waits in LINK_BACKOFF
+ * ("connecting") until attempt_done re-arms the tick. Small: an unreachable
+ * peer holds its slot for its whole connect_timeout_ms.
+ */
+static unsigned attempts_running;
+static bool attempts_waiting; /* a due attempt found no slot since the last one ended */
+
 /* one connection: made by an attempt, freed after the batch that ended its drain */
 struct link_conn {
 	struct link *link;
@@ -407,6 +419,7 @@ static int start_attempt_locked(struct link *link, char *why, size_t whylen)
 	}
 	a->link = link;
 	a->done_task = (struct loop_task){.fn = attempt_done, .arg = a};
+	__atomic_add_fetch(&attempts_running, 1, __ATOMIC_RELAXED);
 	link->state = LINK_CONNECTING;
 	link->retry_at_ms = 0;
 	/* the loop does not stop while the attempt may still hand it its result */
@@ -416,6 +429,7 @@ static int start_attempt_locked(struct link *link, char *why, size_t whylen)
 	ret = pthread_create(&tid, &attr, attempt_thread, a);
 	pthread_attr_destroy(&attr);
 	if (ret) {
+		__atomic_sub_fetch(&attempts_running, 1, __ATOMIC_RELAXED);
 		loop_release(link->cfg.loop);
 		free(a);
 		snprintf(why, whylen, "cannot start a connection thread: %s", strerror(ret));
@@ -432,6 +446,10 @@ static void attempt_done(void *arg)
 	struct link_conn *c = NULL;
 	bool stopping;
 
+	/* a slot is free: the tick starts the next due attempt waiting for one */
+	__atomic_sub_fetch(&attempts_running, 1, __ATOMIC_RELAXED);
+	if (__atomic_exchange_n(&attempts_waiting, false, __ATOMIC_RELAXED))
+		loop_arm(link->cfg.loop, 1);
 	pthread_mutex_lock(&link->lock);
 	stopping = link->stopping;
 	pthread_mutex_unlock(&link->lock);
@@ -600,6 +618,10 @@ uint64_t link_tick(struct link *link, uint64_t now)
 			break;
 		if (link->retry_at_ms > now)
 			next = link->retry_at_ms;
+		else if (__atomic_load_n(&attempts_running, __ATOMIC_RELAXED) >=
+			 LINK_MAX_ATTEMPTS)
+			/* due: waits for a slot (attempt_done arms the tick) */
+			__atomic_store_n(&attempts_waiting, true, __ATOMIC_RELAXED);
 		else
 			start_failed = start_attempt_locked(link, why, sizeof(why)) != 0;
 		break;

@@ -42,6 +42,8 @@ struct link;
 #define LINK_BACKOFF_CAP_MS 5000
 /* how long flush completions may take after a connection is lost */
 #define LINK_TEARDOWN_GRACE_MS 2000
+/* connection attempts in flight at once in the process (link.c says why) */
+#define LINK_MAX_ATTEMPTS 16
 
 /*
  * The send window and the send queue, one constraint: a spool keeps at

@@ -15,6 +15,7 @@
 #include "loop.h"
 #include "memlock.h"
 #include "mount.h"
+#include "nofile.h"
 #include "notify.h"
 #include "pool.h"
 #include "workers.h"
@@ -60,6 +61,7 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 {
 	unsigned nbuf, npeers = (unsigned)m->cfg->npeers, rdma_peers = 0;
 	struct memlock_plan plan;
+	struct nofile_plan fds;
 	char why[1024];
 	int ret;
 
@@ -88,6 +90,12 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 			plan.slots, plan.slots, m->nworkers, FUSE_READ_SIZE / 1024, plan.limit / 1024,
 			plan.reserve / 1024);
 	m->cfg->slots = plan.slots;
+	/* two descriptors per connection: 1024 would stop at ~480 peers */
+	ret = nofile_raise(rdma_peers, &fds, why, sizeof(why));
+	if (ret > 0)
+		log_warn("%s", why);
+	else if (!ret && why[0])
+		log_msg(fds.need > fds.before ? LOG_NOTICE : LOG_INFO, "%s", why);
 	nbuf = m->cfg->slots + m->nworkers;
 	ret = pool_new(nbuf, FUSE_READ_SIZE, &m->pool);
 	if (ret) {

@@ -779,6 +779,45 @@ static void unsent_errno_forgets_causes_once_up(void **state)
 	assert_int_equal(unsent(true), ETIMEDOUT);
 }
 
+/*
+ * At most LINK_MAX_ATTEMPTS attempts at once in the process: one more due
+ * link stays LINK_BACKOFF ("connecting") until an attempt ends, which arms
+ * the tick at once; then it starts.
+ */
+static void attempts_bounded_across_links(void **state)
+{
+	struct link *others[LINK_MAX_ATTEMPTS];
+	struct link_cfg cfg = {.peer = &Peer, .loop = &Loop, .window = 18, .ops = &Ops};
+
+	(void)state;
+	Dev_ret = -EHOSTUNREACH; /* each attempt fails at once, in its thread */
+	for (unsigned i = 0; i < LINK_MAX_ATTEMPTS; i++) {
+		assert_int_equal(link_new(&cfg, &others[i]), 0);
+		assert_int_equal(link_tick(others[i], now_ms()), 0);
+		assert_int_equal(link_state(others[i]), LINK_CONNECTING);
+	}
+	L.armed = 0;
+	assert_int_equal(link_tick(Link, now_ms()), 0);
+	assert_int_equal(link_state(Link), LINK_BACKOFF);
+	assert_string_equal(link_status(Link), "connecting");
+	assert_int_equal(L.holds, LINK_MAX_ATTEMPTS);
+	assert_int_equal(L.armed, 0);
+	/* one attempt's result: a slot is free and the tick is due now */
+	run_attempt_result();
+	assert_int_equal(L.armed, 1);
+	assert_int_equal(link_tick(Link, now_ms()), 0);
+	assert_int_equal(link_state(Link), LINK_CONNECTING);
+	for (unsigned i = 0; i < LINK_MAX_ATTEMPTS; i++)
+		run_attempt_result();
+	assert_int_equal(link_state(Link), LINK_BACKOFF);
+	assert_int_equal(U.downs[LINK_ATTEMPT_FAILED], LINK_MAX_ATTEMPTS + 1);
+	for (unsigned i = 0; i < LINK_MAX_ATTEMPTS; i++) {
+		link_close(others[i]);
+		run_after_batch();
+		link_delete(&others[i]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -792,6 +831,7 @@ int main(void)
 		T(backoff_doubles_to_the_cap),
 		T(backoff_resets_once_connected),
 		T(device_permission_error_is_permanent),
+		T(attempts_bounded_across_links),
 		T(attempt_without_memory_is_retried),
 		T(attempt_without_memory_doubles_backoff),
 		T(send_posts_from_the_pool),

@@ -422,54 +422,14 @@ stop $fs
 stop "${recvs[@]}"
 
 # ---------------------------------------------------------------------------
-# 3. 64 peers mounted at once (one rpma-recv, 64 connections)
-
-step "64 peers: mount until all are connected, RSS"
-rpma-recv --listen "$LAB_B:7299" --max-message 4KiB --slots 16 --format raw \
-	>/dev/null 2>"$logs/rpma-recv-64.log" &
-r64=$!
-mnt64=$work/spool64
-mkdir "$mnt64"
-{
-	printf '[rpmafs]\nslots = %s\nlog_level = notice\n' "$SLOTS"
-	for ((p = 0; p < 64; p++)); do printf '\n[p%02d]\naddress = %s\nport = 7299\n' $p "$LAB_B"; done
-} >"$work/rpmafs64.ini"
-if wait_for "$logs/rpma-recv-64.log" "listening on" 20; then
-	t0=$(now)
-	rpmafs -f --config "$work/rpmafs64.ini" "$mnt64" 2>"$logs/rpmafs64.log" &
-	fs64=$!
-	all=0
-	for ((i = 0; i < 1200; i++)); do
-		if [ -e "$mnt64/p63.status" ]; then
-			n=$(cat "$mnt64"/p*.status 2>/dev/null | grep -c '^state: connected')
-			[ "$n" = 64 ] && all=1 && break
-		fi
-		kill -0 $fs64 2>/dev/null || break
-		nap 0.05
-	done
-	t1=$(now)
-	if [ $all = 1 ]; then
-		put peers64.mount_s "$(minus "$t1" "$t0")"
-		sent=0
-		for ((p = 0; p < 64; p++)); do echo hi >"$mnt64/p$(printf %02d $p)" && sent=$((sent + 1)); done
-		put peers64.sent "$sent"
-		nap 0.5
-		put peers64.hwm_mib "$(awk '/^VmHWM/ { printf "%.2f", $2 / 1024 }' "/proc/$fs64/status")"
-		put peers64.rss_mib "$(awk '/^VmRSS/ { printf "%.2f", $2 / 1024 }' "/proc/$fs64/status")"
-		put peers64.threads "$(awk '/^Threads/ { print $2 }' "/proc/$fs64/status")"
-		pool=$(sed -n 's/.* \([0-9]*\) request buffers of \([0-9]*\) KiB.*/\1 \2/p' "$logs/rpmafs64.log")
-		set -- $pool
-		put peers64.pool_mib "$(awk -v n="$1" -v k="$2" 'BEGIN { printf "%.2f", n * k / 1024 }')"
-	else
-		note peers64 "missing: $n of 64 peers connected after $(minus "$t1" "$t0") s (see rpmafs64.log)"
-	fi
-	fusermount3 -u "$mnt64" 2>/dev/null || fusermount3 -uz "$mnt64" 2>/dev/null
-	for ((i = 0; i < 100; i++)); do kill -0 $fs64 2>/dev/null || break; nap 0.1; done
-	stop $fs64
-else
-	note peers64 "missing: rpma-recv did not start (see rpma-recv-64.log)"
-fi
-stop $r64
+# 3. many peers in one mount, one rpma-recv (tools/benchsrc/peers.sh): mount
+# until every peer is connected, RSS, descriptors, one message through each
+peers_n=(64)
+[ "$mode" = full ] && peers_n=(64 256 1000)
+for k in "${peers_n[@]}"; do
+	step "$k peers in one mount: until all are connected, RSS, fds, one message each"
+	timeout -k 10 900 bash "$top/tools/benchsrc/peers.sh" "$k" "$fig" "$logs" || :
+done
 
 # ---------------------------------------------------------------------------
 # 6. fan-in: K plain librpma senders (tests/lab/recv/fan-in, one process) to

@@ -261,15 +261,14 @@ def figure_tables(fig):
             row(sec, "round %d: %s" % (r, name), g("round.%d.%s" % (r, key)), unit)
         r += 1
 
-    sec = "64 peers mounted at once"
-    row(sec, "mount until all 64 are connected", g("peers64.mount_s"), "s")
-    row(sec, "RSS after one message each (VmRSS)", g("peers64.rss_mib"), "MiB",
-        "peak %s MiB" % fmt(g("peers64.hwm_mib")))
-    row(sec, "registered pool", g("peers64.pool_mib"), "MiB")
-    over = None
-    if g("peers64.hwm_mib") is not None and g("peers64.pool_mib") is not None:
-        over = g("peers64.hwm_mib") - g("peers64.pool_mib")
-    row(sec, "peak RSS above the pool", over, "MiB", "%s threads" % fmt(g("peers64.threads"), 0))
+    sec = "Peers in one mount (one rpma-recv)"
+    for e in peers(fig):
+        row(sec, "%d peers: start to every peer connected" % e["peers"], e["connect_s"], "s",
+            "mounted after %s s; unmount %s s; %s of %d delivered one message" % (
+                fmt(e["mount_s"]), fmt(e["unmount_s"]), fmt(e["delivered"], 0), e["peers"]))
+        row(sec, "%d peers: rpmafs RSS (VmRSS)" % e["peers"], e["rss_mib"], "MiB",
+            "peak %s MiB; %s descriptors; %s threads" % (
+                fmt(e["hwm_mib"]), fmt(e["fds"], 0), fmt(e["threads"], 0)))
 
     sec = "Fan-in: plain librpma senders to one rpma-recv"
     for e in fan_in(fig):
@@ -292,6 +291,19 @@ def fan_in(fig):
                         "rss_mib": g("rss_mib"), "hwm_mib": g("hwm_mib"),
                         "rss_idle_mib": g("rss_idle_mib"), "connect_s": g("connect_s"),
                         "messages": g("messages"), "rnr_naks": g("rnr_naks")})
+    return out
+
+
+def peers(fig):
+    """The peers table (tools/benchsrc/peers.sh): one entry per mount size measured."""
+    ns = sorted({int(k.split(".")[0][6:]) for k in fig if k.startswith("peers_")})
+    out = []
+    for n in ns:
+        e = {"peers": n}
+        for f in ("connect_s", "mount_s", "unmount_s", "rss_mib", "hwm_mib", "fds", "threads",
+                  "delivered"):
+            e[f] = fig.get("peers_%d.%s" % (n, f))
+        out.append(e)
     return out
 
 
@@ -373,6 +385,12 @@ def write_md(path, fig, notes, meta, cks, rows):
              "messages the status file says were posted in it (warm-up included in both).")
     L.append("- RNR NAKs and retransmits: rxe0's hw_counters rcvd_rnr_err and "
              "completer_retry_err over the run (the receiver out of receives; packets lost).")
+    L.append("- peers: `tools/benchsrc/peers.sh N`: one mount of N rdma peers (max_message "
+             "4 KiB, 16 slots), all on one `rpma-recv --max-message 4KiB --slots 256`; "
+             "connected is the time from starting rpmafs to its log's N-th \"connected to\" "
+             "line (every .status then checked); RSS, descriptors (/proc/PID/fd) and threads "
+             "once all are up; then one message written to every peer, all N counted at "
+             "rpma-recv.")
     L.append("- fan-in: `fan-in` (tests/lab/recv/fan-in.c, built against Debian's librpma) "
              "opens K connections from one process to one `rpma-recv` (defaults: 64 KiB "
              "messages; 256 shared slots, or 64 per connection with --no-srq), then every "
@@ -401,6 +419,10 @@ def write_json(path, fig, notes, meta, cks):
     doc["rounds"] = {c["key"]: c.get("rounds", []) for c in cks}
     doc["figures"] = fig
     doc["fan_in"] = fan_in(fig)
+    for e in peers(fig):  # peers_1000_connect_s, peers_1000_rss_mib, ...
+        for f, v in e.items():
+            if f != "peers":
+                doc["peers_%d_%s" % (e["peers"], f)] = v
     doc["notes"] = notes
     doc["meta"] = meta
     with open(path, "w") as f:

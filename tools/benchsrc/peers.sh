@@ -109,7 +109,7 @@ else
 	# the status files agree with the log
 	bad=0
 	for ((p = 0; p < n; p++)); do
-		f=$(printf '%s/p%04d.status' "$mnt" $p)
+		printf -v f '%s/p%04d.status' "$mnt" $p
 		IFS= read -r first <"$f" || first=
 		[ "$first" = "state: connected" ] || bad=$((bad + 1))
 	done

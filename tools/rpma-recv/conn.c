@@ -390,7 +390,7 @@ void recv_conn_request(struct recv_server *srv, struct rpma_conn_req **req)
 	 * own window and RNR retry holds it back when the queue runs dry.
 	 */
 	rpmafs_pdata_encode(
-		&(struct rpmafs_pdata){opts->max_message, srv->srq ? 0 : opts->slots}, reply);
+		&(struct rpmafs_pdata){opts->max_message, srv->srq ? 0 : opts->slots, 0}, reply);
 	ours.ptr = reply;
 	ours.len = sizeof(reply);
 	ret = rpma_conn_req_connect(req, &ours, &c->conn);

@@ -33,6 +33,7 @@
 #include "clock.h"
 #include "devices.h"
 #include "link.h"
+#include "linkack.h"
 #include "log.h"
 #include "loop.h"
 #include "pdata.h"
@@ -47,6 +48,7 @@ struct link_conn {
 	struct rpma_cq *cq;
 	int event_fd, compl_fd;
 	struct loop_watch ev_watch, cq_watch;
+	struct linkack *la; /* receiver confirmation (NULL: transport only) */
 	bool dead; /* drained: events still in the loop's batch are ignored */
 	struct loop_task free_task;
 };
@@ -59,6 +61,8 @@ struct link_attempt {
 	bool permanent;		/* retrying will not help without a change */
 	uint32_t peer_max;	/* the receiver's advertised limit, 0: none */
 	unsigned credits;	/* the receiver's posted receives, 0: unknown */
+	bool acks;		/* the receiver acknowledges (RPMAFS_PDATA_F_ACK) */
+	struct linkack *la;
 	char why[256];
 	struct loop_task done_task;
 };
@@ -183,6 +187,9 @@ static void peer_pdata(struct link_attempt *a, struct rpma_conn *conn)
 	case RPMAFS_PDATA_OK:
 		a->peer_max = hdr.max_message;
 		a->credits = hdr.credits;
+		/* only in answer to our offer (a receiver must not offer unasked) */
+		a->acks = (hdr.flags & RPMAFS_PDATA_F_ACK) &&
+			a->link->cfg.peer->confirm != RPMAFS_CONFIRM_TRANSPORT;
 		break;
 	case RPMAFS_PDATA_NONE:
 	case RPMAFS_PDATA_FOREIGN:
@@ -190,8 +197,11 @@ static void peer_pdata(struct link_attempt *a, struct rpma_conn *conn)
 		break;
 	case RPMAFS_PDATA_MALFORMED:
 		fail(a, true, "receiver's private data refused: %s", why);
-		break;
+		return;
 	}
+	/* confirm = receiver is a promise the user asked for: no silent downgrade */
+	if (!a->acks && a->link->cfg.peer->confirm == RPMAFS_CONFIRM_RECEIVER)
+		fail(a, true, "%s", "confirm = receiver, but the receiver does not acknowledge");
 }
 
 static void connect_once(struct link_attempt *a)
@@ -204,7 +214,8 @@ static void connect_once(struct link_attempt *a)
 	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
 	uint8_t hdr[RPMAFS_PDATA_LEN];
 	struct rpma_conn_private_data pd = {.ptr = hdr, .len = sizeof(hdr)};
-	struct rpmafs_pdata mine = {.max_message = pc->max_message};
+	struct rpmafs_pdata mine = {.max_message = pc->max_message,
+		.flags = pc->confirm != RPMAFS_CONFIRM_TRANSPORT ? RPMAFS_PDATA_F_ACK : 0};
 	char port[8];
 	int ret;
 
@@ -220,9 +231,9 @@ static void connect_once(struct link_attempt *a)
 	if (!ret)
 		ret = rpma_conn_cfg_set_sq_size(ccfg, depth);
 	if (!ret)
-		ret = rpma_conn_cfg_set_cq_size(ccfg, depth + 1);
+		ret = rpma_conn_cfg_set_cq_size(ccfg, depth + 1 + LINKACK_RECVS);
 	if (!ret)
-		ret = rpma_conn_cfg_set_rq_size(ccfg, 1);
+		ret = rpma_conn_cfg_set_rq_size(ccfg, LINKACK_RECVS);
 	if (ret) {
 		fail(a, false, "connection config: %s", rpma_err_2str(ret));
 		goto out;
@@ -250,6 +261,15 @@ static void connect_once(struct link_attempt *a)
 	}
 
 	peer_pdata(a, conn);
+	/* before the loop hears of it: no message is sent, so no ack comes, before this */
+	if (!a->permanent && a->acks) {
+		ret = linkack_new(a->dev->peer, conn, &a->la);
+		if (ret) {
+			fail(a, false, "cannot post receives for acknowledgements: %s",
+				rpma_err_2str(ret));
+			goto out;
+		}
+	}
 	if (!a->permanent) {
 		a->conn = conn;
 		conn = NULL;
@@ -279,6 +299,7 @@ static void conn_free(void *arg)
 	struct link_conn *c = arg;
 
 	rpma_conn_delete(&c->conn);
+	linkack_delete(&c->la);
 	free(c);
 }
 
@@ -299,6 +320,7 @@ static struct link_conn *conn_attach(struct link_attempt *a)
 	c->link = a->link;
 	c->dev = a->dev;
 	c->conn = a->conn;
+	c->la = a->la;
 	c->free_task = (struct loop_task){.fn = conn_free, .arg = c};
 	c->ev_watch = (struct loop_watch){.fn = on_cm_event, .arg = c};
 	c->cq_watch = (struct loop_watch){.fn = on_cq, .arg = c};
@@ -323,6 +345,7 @@ static struct link_conn *conn_attach(struct link_attempt *a)
 		return NULL;
 	}
 	a->conn = NULL;
+	a->la = NULL;
 	return c;
 }
 
@@ -397,6 +420,7 @@ static void attempt_done(void *arg)
 		rpma_conn_disconnect(a->conn);
 		rpma_conn_delete(&a->conn);
 	}
+	linkack_delete(&a->la);
 
 	if (c) {
 		pthread_mutex_lock(&link->lock);
@@ -527,15 +551,35 @@ static void on_cq(void *arg)
 		return;
 	}
 	for (;;) {
+		struct rpmafs_ack acks[WC_BATCH];
+		unsigned nacks = 0, unanswered = 0;
+		const char *why = NULL;
+		char reason[160];
+		bool more;
+
 		ret = rpma_cq_get_wc(c->cq, WC_BATCH, wc, &n);
+		more = n == WC_BATCH;
 		if (ret == RPMA_E_NO_COMPLETION)
 			break;
 		if (ret) {
 			lost(link, "cannot poll the completion queue");
 			break;
 		}
-		outstanding(link, link->cfg.ops->on_completions(link->cfg.ctx, wc, n));
-		if (n < WC_BATCH || c->dead)
+		if (c->la)
+			n = linkack_split(c->la, c->conn, wc, n, acks, &nacks, &unanswered, &why);
+		if (n > 0 || !c->la)
+			outstanding(link, link->cfg.ops->on_completions(link->cfg.ctx, wc, n));
+		/* after the sends they follow: the spool takes them in either order */
+		for (unsigned i = 0; i < nacks && !c->dead; i++)
+			link->cfg.ops->on_ack(link->cfg.ctx, &acks[i], unanswered);
+		if (why) {
+			/* an ack that cannot be true: the receiver is not to be trusted */
+			snprintf(reason, sizeof(reason), "acknowledgement refused: %s", why);
+			link->cfg.ops->on_ack(link->cfg.ctx, NULL, unanswered);
+			lost(link, reason);
+			break;
+		}
+		if (!more || c->dead)
 			break;
 	}
 }
@@ -599,6 +643,28 @@ int link_post(struct link *link, enum link_op op, size_t offset, uint32_t len, u
 		return rpma_write(c->conn, NULL, 0, NULL, 0, 0, RPMA_F_COMPLETION_ALWAYS, ctx);
 	}
 	return RPMA_E_INVAL;
+}
+
+int link_post_imm(struct link *link, enum link_op op, size_t offset, uint32_t len,
+	uint64_t wr_id, bool signaled, uint32_t imm)
+{
+	struct link_conn *c = link->cur; /* stable while UP, as for link_post */
+	int flags = signaled ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR;
+
+	if (!c || !c->la || op == LINK_FENCE)
+		return link_post(link, op, offset, len, wr_id, signaled);
+	return linkack_send(c->la, c->conn, op == LINK_SEND ? c->dev->pool_mr : NULL, offset,
+		op == LINK_SEND ? len : 0, flags, imm, wr_id);
+}
+
+bool link_acks(struct link *link)
+{
+	bool acks;
+
+	pthread_mutex_lock(&link->lock);
+	acks = link->cur && link->cur->la;
+	pthread_mutex_unlock(&link->lock);
+	return acks;
 }
 
 void link_stop(struct link *link)

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "confirm.h"
 #include "msg.h"
 
 struct link;
@@ -69,6 +70,11 @@ struct spool_stats {
 	uint64_t bytes_posted, bytes_confirmed;
 	uint64_t in_flight, pending, reconnects, payload_copies;
 	uint64_t last_wr_id;
+	uint64_t acked;		/* receiver confirmation: acknowledged by the receiver */
+	uint64_t unacked;	/* completed, not acknowledged yet */
+	uint64_t bad_acks;	/* connections dropped for an acknowledgement that cannot be true */
+	bool confirm_receiver;	/* the last connection was receiver-confirmed */
+	bool ever_up;		/* a connection was up since the mount */
 	uint32_t max_message;	/* the limit in force */
 	int last_wc_status;	/* -1: no failed completion yet */
 	bool error_recorded;	/* last_error holds an error */
@@ -102,6 +108,9 @@ struct spool {
 	 * send_timeout_ms, one after the other.
 	 */
 	bool gave_up;
+
+	struct confirm cf;	/* receiver confirmation (confirm.h) */
+	unsigned fsync_waiting;	/* fsyncs (and waiting closes) not answered yet */
 
 	struct spool_stats st;	/* the counters, kept current */
 	/* set when the kernel may cache attributes that a completion changes */

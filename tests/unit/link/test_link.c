@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "devices.h"
 #include "link.h"
+#include "linkack.h"
 #include "loop.h"
 #include "pdata.h"
 
@@ -362,7 +363,29 @@ static void sq_depth_is_window_plus_fence_and_spare(void **state)
 
 	assert_int_equal(a.cap.max_send_wr, LINK_SQ_DEPTH(18));
 	assert_int_equal(LINK_SQ_DEPTH(LINK_WINDOW(16)), 16 + 4);
-	assert_int_equal(fake_last_cqe(), LINK_SQ_DEPTH(18) + 1);
+	/* and room for the completions of the acknowledgement receives */
+	assert_int_equal(fake_last_cqe(), LINK_SQ_DEPTH(18) + 1 + LINKACK_RECVS);
+}
+
+/* confirm = receiver against a receiver that does not acknowledge: no silent downgrade */
+static void receiver_confirmation_refused_fails_for_good(void **state)
+{
+	(void)state;
+	Peer.confirm = RPMAFS_CONFIRM_RECEIVER;
+	answer_established(2048, 8); /* an RPMF header without RPMAFS_PDATA_F_ACK */
+	attempt();
+	Peer.confirm = RPMAFS_CONFIRM_AUTO;
+	assert_int_equal(link_state(Link), LINK_FAILED);
+	assert_non_null(strstr(U.reason, "confirm = receiver"));
+	assert_false(link_acks(Link));
+}
+
+/* the default takes what the receiver offers, and a plain one is plain */
+static void plain_receiver_is_transport_confirmed(void **state)
+{
+	(void)state;
+	connect_up();
+	assert_false(link_acks(Link));
 }
 
 static void malformed_pdata_fails_for_good(void **state)
@@ -728,6 +751,8 @@ int main(void)
 		T(plain_receiver_reports_no_limit),
 		T(sq_depth_is_window_plus_fence_and_spare),
 		T(malformed_pdata_fails_for_good),
+		T(receiver_confirmation_refused_fails_for_good),
+		T(plain_receiver_is_transport_confirmed),
 		T(rejected_attempt_backs_off),
 		T(backoff_doubles_to_the_cap),
 		T(backoff_resets_once_connected),

@@ -151,6 +151,8 @@ static void finish_locked(struct spool *sp, struct msg *msg, enum msg_end end, i
 		else
 			sp->st.in_flight--;
 		sp->st.last_wr_id = msg->seq;
+		if (end != END_CONFIRMED && msg->parked)
+			sp->st.completed--; /* completed = acked + unacked: it was never confirmed */
 		if (end == END_CONFIRMED) {
 			sp->st.completed += !msg->parked;
 			sp->st.acked += msg->numbered; /* acknowledged by the receiver */

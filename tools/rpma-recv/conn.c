@@ -68,7 +68,7 @@ struct recv_conn {
 
 	struct rpma_conn *conn;
 	uint32_t qp_num;
-	bool in_map; /* in srv->qps */
+	bool in_map;	    /* in srv->qps */
 	struct rpma_cq *cq; /* --no-srq: its receives complete here */
 	struct rpma_mr_local *mr;
 	uint8_t *buf;
@@ -832,8 +832,8 @@ static void on_srq_completion(struct recv_server *srv, const struct ibv_wc *wc)
 		/* its connection is gone (it cannot be: finish() drains first) */
 		srv->stray++;
 		recv_log(RECV_LOG_DEBUG,
-			"shared receive queue: a message of %" PRIu32 " bytes for queue pair %" PRIu32
-			", which is no open connection: dropped",
+			"shared receive queue: a message of %" PRIu32
+			" bytes for queue pair %" PRIu32 ", which is no open connection: dropped",
 			wc->byte_len, wc->qp_num);
 	} else if (wc->opcode != IBV_WC_RECV || wc->byte_len > q->slot_size) {
 		recv_log(RECV_LOG_ERROR,
@@ -1012,7 +1012,6 @@ static void on_events(struct recv_conn *c)
 		}
 	}
 }
-
 
 void recv_conn_handle(struct recv_server *srv, struct recv_watch *watch)
 {

@@ -220,8 +220,7 @@ static int setup_loop(struct loop *lp)
 	if (watch(lp, fd, &lp->ep_watch, RECV_WATCH_ENDPOINT) ||
 		watch(lp, lp->sigfd, &lp->sig_watch, RECV_WATCH_SIGNAL))
 		return -1;
-	if (lp->srv.srq &&
-		watch(lp, lp->srv.srq->rcq_fd, &lp->srq_watch, RECV_WATCH_SRQ_CQ))
+	if (lp->srv.srq && watch(lp, lp->srv.srq->rcq_fd, &lp->srq_watch, RECV_WATCH_SRQ_CQ))
 		return -1;
 	return 0;
 }
@@ -297,8 +296,8 @@ static void begin_stop(struct loop *lp)
 			(void)epoll_ctl(lp->srv.epfd, EPOLL_CTL_DEL, fd, NULL);
 		(void)rpma_ep_shutdown(&lp->ep);
 	}
-	recv_conn_shutdown_all(&lp->srv, lp->srv.stop == RECV_STOP_SIGNAL ||
-		lp->srv.stop == RECV_STOP_ENDPOINT);
+	recv_conn_shutdown_all(
+		&lp->srv, lp->srv.stop == RECV_STOP_SIGNAL || lp->srv.stop == RECV_STOP_ENDPOINT);
 	recv_conn_reap(&lp->srv);
 }
 
@@ -333,8 +332,9 @@ static int run(struct loop *lp)
 		if (srv->pending || srv->srq_pending)
 			timeout = 0;
 		else if (lp->stopping)
-			timeout = (int)(lp->deadline_ms > recv_now_ms() ? lp->deadline_ms - recv_now_ms()
-									 : 0);
+			timeout = (int)(lp->deadline_ms > recv_now_ms()
+						? lp->deadline_ms - recv_now_ms()
+						: 0);
 		else
 			timeout = -1;
 		if (settle >= 0 && (timeout < 0 || settle < timeout))

@@ -25,8 +25,8 @@ static void memlock_hint(size_t size, int ret)
 			size, rpma_err_2str(ret));
 }
 
-int recv_srq_new(struct rpma_peer *peer, uint32_t slots, uint32_t slot_size,
-	struct recv_srq **srq_ptr)
+int recv_srq_new(
+	struct rpma_peer *peer, uint32_t slots, uint32_t slot_size, struct recv_srq **srq_ptr)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	struct rpma_srq_cfg *cfg = NULL;
@@ -66,8 +66,9 @@ int recv_srq_new(struct rpma_peer *peer, uint32_t slots, uint32_t slot_size,
 	if (!ret)
 		ret = rpma_cq_get_fd(s->rcq, &s->rcq_fd);
 	if (ret) {
-		fprintf(stderr, "rpma-recv: cannot make a shared receive queue of %u receives: %s\n",
-			slots, rpma_err_2str(ret));
+		fprintf(stderr,
+			"rpma-recv: cannot make a shared receive queue of %u receives: %s\n", slots,
+			rpma_err_2str(ret));
 		goto err;
 	}
 	if (fd_set_nonblock(s->rcq_fd)) {

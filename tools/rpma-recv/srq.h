@@ -34,8 +34,8 @@ struct recv_srq {
  * receive CQ of slots entries, post every slot. Errors are printed naming
  * the figures (RLIMIT_MEMLOCK, the device's limits). 0 or -1.
  */
-int recv_srq_new(struct rpma_peer *peer, uint32_t slots, uint32_t slot_size,
-	struct recv_srq **srq_ptr);
+int recv_srq_new(
+	struct rpma_peer *peer, uint32_t slots, uint32_t slot_size, struct recv_srq **srq_ptr);
 
 /* recv_srq_delete -- destroy it (no connection may use it any more); *srq_ptr = NULL */
 void recv_srq_delete(struct recv_srq **srq_ptr);

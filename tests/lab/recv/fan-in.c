@@ -305,14 +305,14 @@ static void print_pdata(struct fconn *c)
 	struct rpma_conn_private_data pd = {NULL, 0};
 	const uint8_t *p;
 
-	if (rpma_conn_get_private_data(c->conn, &pd) || pd.len < 16 ||
-		memcmp(pd.ptr, "RPMF", 4)) {
+	if (rpma_conn_get_private_data(c->conn, &pd) || pd.len < 16 || memcmp(pd.ptr, "RPMF", 4)) {
 		fprintf(stderr, "fan-in: the receiver sent no rpmafs private data\n");
 		return;
 	}
 	p = pd.ptr;
-	fprintf(stderr, "fan-in: the receiver advertises max_message %" PRIu64 ", credits %" PRIu64
-		"\n", seq_get_le(p + 8, 4), seq_get_le(p + 12, 4));
+	fprintf(stderr,
+		"fan-in: the receiver advertises max_message %" PRIu64 ", credits %" PRIu64 "\n",
+		seq_get_le(p + 8, 4), seq_get_le(p + 12, 4));
 }
 
 /* watch -- both of its descriptors in the epoll set; data.u64 = index * 2 + is_event */
@@ -413,7 +413,8 @@ static int reap(struct fconn *c)
 		}
 		for (int i = 0; i < n; i++) {
 			if (wc[i].status != IBV_WC_SUCCESS) {
-				fprintf(stderr, "fan-in: sender %u: message %" PRIu64 " failed: %s\n",
+				fprintf(stderr,
+					"fan-in: sender %u: message %" PRIu64 " failed: %s\n",
 					c->id, (uint64_t)wc[i].wr_id,
 					ibv_wc_status_str(wc[i].status));
 				return EXIT_CLOSED;

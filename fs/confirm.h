@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "counters.h"
 #include "link.h"
 #include "msg.h"
 
@@ -40,11 +41,12 @@ void confirm_init(struct confirm *cf);
  */
 void confirm_up(struct confirm *cf, bool on, unsigned credits);
 
-/* confirm_may_post -- the receiver has room for one more message (always, when off) */
-bool confirm_may_post(const struct confirm *cf);
+/* confirm_may_post -- the receiver has room for msg, the next to post (always, when off) */
+bool confirm_may_post(const struct confirm *cf, const struct msg *msg);
 
 /*
- * confirm_post -- post msg as op through link: numbered when on, with
+ * confirm_post -- post msg as op through link: numbered when on (a message
+ * posted again keeps its number), with
  * RPMAFS_IMM_PROMPT when someone waits for it (prompt) or the credits run
  * out. Returns link_post's result.
  */
@@ -53,10 +55,28 @@ int confirm_post(struct confirm *cf, struct link *link, enum link_op op, struct 
 
 /*
  * confirm_park -- msg's send completed: true when it now waits here for
- * its acknowledgement, false when the caller finishes it (off, a fence, or
- * already acknowledged)
+ * its acknowledgement (counted completed and unacked in st), false when the
+ * caller finishes it (off, a fence, or already acknowledged)
  */
-bool confirm_park(struct confirm *cf, struct msg *msg);
+bool confirm_park(struct confirm *cf, struct msg *msg, struct spool_stats *st);
+
+/*
+ * confirm_retry -- msg's send failed with status: true when it waits here
+ * to be sent again after the next connection (numbered, and a failure of
+ * the connection, not of the message: flushed, retries exceeded), as
+ * confirm_park; false when the caller fails it
+ */
+bool confirm_retry(struct confirm *cf, struct msg *msg, int status, struct spool_stats *st);
+
+/*
+ * confirm_requeue -- the connection is gone: every numbered message not
+ * acknowledged (parked here, then what is still in_flight) goes back to
+ * the front of pending, oldest first, marked resend, with the deadline;
+ * counted back from posted to pending in st. Fences in in_flight are
+ * dropped; what else is there stays for the caller to fail.
+ */
+void confirm_requeue(struct confirm *cf, struct msgq *in_flight, struct msgq *pending,
+	uint64_t deadline_ms, struct spool_stats *st);
 
 /* confirm_ack -- a valid acknowledgement arrived (link_ops.on_ack) */
 void confirm_ack(struct confirm *cf, const struct rpmafs_ack *ack, unsigned unanswered);

@@ -187,12 +187,6 @@ static void finish_locked(struct spool *sp, struct msg *msg, enum msg_end end, i
 	msg_unhold(msg);
 }
 
-static void refuse_locked(struct spool *sp, struct msg *msg, int err, const char *why,
-	struct replies *rs)
-{
-	finish_locked(sp, msg, END_REFUSED, err, why, rs);
-}
-
 /* ---- the connection, as the spool sees it ---- */
 
 /* the link is not up any more: writes waiting for it wait at most send_timeout_ms */
@@ -261,9 +255,22 @@ static bool wants_signal(struct spool *sp, const struct msg *msg)
 static void count_posted_locked(struct spool *sp, struct msg *msg)
 {
 	sp->st.posted++;
+	sp->st.resent += msg->resend;
+	msg->resend = false;
 	sp->st.in_flight++;
 	sp->st.bytes_posted += msg->len;
 	now_coarse(&sp->st.mtime);
+}
+
+/* a message sent before that waits to go again fails: counted posted and failed, EIO */
+static void refuse_locked(struct spool *sp, struct msg *msg, int err, const char *why,
+	struct replies *rs)
+{
+	if (msg->resend) {
+		count_posted_locked(sp, msg);
+		sp->st.resent--; /* not sent again after all */
+	}
+	finish_locked(sp, msg, msg->numbered ? END_FAILED : END_REFUSED, err, why, rs);
 }
 
 /* post one message; false when the link refused it */
@@ -318,7 +325,7 @@ static bool post_one(struct spool *sp, struct msg *msg, struct replies *rs)
 
 static void post_ready_locked(struct spool *sp, struct replies *rs)
 {
-	while (sp->pending.head && sp->up && confirm_may_post(&sp->cf) &&
+	while (sp->pending.head && sp->up && confirm_may_post(&sp->cf, sp->pending.head) &&
 		sp->in_flight.count - sp->fence_in_flight < sp->window) {
 		struct msg *msg = pending_pop(sp);
 
@@ -439,14 +446,8 @@ static bool seq_before(uint64_t a, uint64_t b)
 /* a send completed: confirmed now, or (receiver confirmation) parked until acknowledged */
 static void complete_locked(struct spool *sp, struct msg *msg, struct replies *rs)
 {
-	if (!confirm_park(&sp->cf, msg)) {
+	if (!confirm_park(&sp->cf, msg, &sp->st))
 		finish_locked(sp, msg, END_CONFIRMED, IBV_WC_SUCCESS, NULL, rs);
-		return;
-	}
-	now_coarse(&sp->st.ctime);
-	sp->st.in_flight--;
-	sp->st.completed++;
-	sp->st.unacked++;
 }
 
 /* the receiver wrote out every message up to ack->acked (NULL: an ack was refused) */
@@ -490,7 +491,7 @@ static unsigned on_completions(void *ctx, const struct ibv_wc *wc, int n)
 			if (msg->seq == seq) {
 				if (wc[i].status == IBV_WC_SUCCESS)
 					complete_locked(sp, msg, &rs);
-				else
+				else if (!confirm_retry(&sp->cf, msg, wc[i].status, &sp->st))
 					finish_locked(sp, msg, END_FAILED, wc[i].status, NULL, &rs);
 				break;
 			}
@@ -522,6 +523,11 @@ static unsigned on_down(void *ctx, enum link_down why, const char *reason)
 		lost_locked(sp, reason);
 		break;
 	case LINK_DRAINED:
+		/* receiver confirmation: what was not acknowledged goes again, first (§8.6) */
+		confirm_requeue(&sp->cf, &sp->in_flight, &sp->pending,
+			now_ms() + sp->cfg->send_timeout_ms, &sp->st);
+		if (sp->pending.head)
+			loop_arm(sp->env->loop, sp->pending.head->deadline_ms);
 		flush_in_flight_locked(sp, &rs);
 		break;
 	case LINK_ATTEMPT_FAILED:

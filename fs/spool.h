@@ -24,6 +24,7 @@
 
 #include "config.h"
 #include "confirm.h"
+#include "counters.h"
 #include "msg.h"
 
 struct link;
@@ -62,25 +63,6 @@ struct handle {
 	struct reply *fsyncs;	/* fsyncs waiting for in_flight == 0 */
 	char *text;		/* status files: the snapshot being read */
 	size_t text_len;
-};
-
-struct spool_stats {
-	const char *state;	/* connecting | connected | reconnecting | failed */
-	uint64_t posted, completed, failed, refused;
-	uint64_t bytes_posted, bytes_confirmed;
-	uint64_t in_flight, pending, reconnects, payload_copies;
-	uint64_t last_wr_id;
-	uint64_t acked;		/* receiver confirmation: acknowledged by the receiver */
-	uint64_t unacked;	/* completed, not acknowledged yet */
-	uint64_t bad_acks;	/* connections dropped for an acknowledgement that cannot be true */
-	bool confirm_receiver;	/* the last connection was receiver-confirmed */
-	bool ever_up;		/* a connection was up since the mount */
-	uint32_t max_message;	/* the limit in force */
-	int last_wc_status;	/* -1: no failed completion yet */
-	bool error_recorded;	/* last_error holds an error */
-	char last_error[200];
-	struct timespec mtime;	/* last posted message */
-	struct timespec ctime;	/* last completion */
 };
 
 struct spool {

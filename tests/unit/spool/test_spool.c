@@ -1219,7 +1219,14 @@ static void fsync_asks_for_an_ack_and_waits_for_it(void **state)
 	spool_release(&Sp, other);
 }
 
-static void lost_before_the_ack_is_a_failure(void **state)
+static void lose_the_link(void)
+{
+	Status = "reconnecting";
+	Ops->on_down(Ctx, LINK_LOST, "Connection lost");
+	Ops->on_down(Ctx, LINK_DRAINED, "drained");
+}
+
+static void unacked_messages_go_again_first(void **state)
 {
 	(void)state;
 	struct handle *fh = open_handle(false);
@@ -1227,19 +1234,79 @@ static void lost_before_the_ack_is_a_failure(void **state)
 	Acks = true;
 	up(8);
 	write_msg(fh, 8);
-	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
-	assert_int_equal(Ops->on_down(Ctx, LINK_LOST, "Connection lost"), 0);
-	Ops->on_down(Ctx, LINK_DRAINED, "drained");
-	assert_int_equal(stats().failed, 1);
-	assert_int_equal(stats().completed, 0); /* completed, then lost: never confirmed */
-	assert_int_equal(stats().unacked, 0);
-	assert_int_equal(stats().acked, 0);
-	assert_int_equal(stats().bytes_confirmed, 0);
-	assert_int_equal(pool_free_count(Pool), NSLOTS);
+	write_msg(fh, 4);
+	write_msg(fh, 2);
+	complete(Posts[1].wr_id, IBV_WC_SUCCESS); /* 1 and 2 completed, not acked */
+	ack(1, 8, 0);				  /* 1 is written out */
+	lose_the_link();			  /* 3 is flushed, 2 is parked */
+	write_msg(fh, 1);			  /* newer: behind the re-sends */
+	struct spool_stats st = stats();
+
+	assert_int_equal(st.pending, 3);
+	assert_int_equal(st.failed, 0);
+	assert_int_equal(st.acked, 1);
 	assert_acked_accounts();
-	/* reported on the handle, once */
+	up(8);
+	assert_int_equal(Nposts, 6);
+	/* in their order, with their numbers, before anything newer */
+	assert_int_equal(Posts[3].imm & RPMAFS_SEQ_MASK, 2);
+	assert_int_equal(Posts[3].len, 4);
+	assert_int_equal(Posts[4].imm & RPMAFS_SEQ_MASK, 3);
+	assert_int_equal(Posts[5].imm & RPMAFS_SEQ_MASK, 4);
+	assert_int_equal(Posts[5].len, 1);
+	assert_int_equal(stats().resent, 2);
+	complete(Posts[5].wr_id, IBV_WC_SUCCESS);
+	ack(4, 8, 0);
+	st = stats();
+	assert_int_equal(st.acked, 4);
+	assert_int_equal(st.bytes_confirmed, 15);
+	assert_int_equal(fh->in_flight, 0);
+	assert_int_equal(spool_take_error(&Sp, fh, NULL), 0); /* nothing failed */
+	assert_acked_accounts();
+	spool_release(&Sp, fh);
+}
+
+static void resend_fails_after_send_timeout(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+	struct handle *sync = open_handle(true);
+
+	Acks = true;
+	up(8);
+	write_msg(fh, 8);
+	uintptr_t r = write_msg(sync, 4);
+
+	complete(Posts[1].wr_id, IBV_WC_SUCCESS);
+	lose_the_link();
+	assert_int_equal(stats().pending, 2);
+	assert_null(reply_of(r)); /* the sync write still waits */
+	spool_tick(&Sp, now_ms() + Cfg.send_timeout_ms + 1);
+	struct spool_stats st = stats();
+
+	assert_int_equal(st.failed, 2); /* failed, not refused: they were sent */
+	assert_int_equal(st.refused, 0);
+	assert_int_equal(st.resent, 0);
+	assert_int_equal(st.bytes_confirmed, 0);
+	assert_acked_accounts();
+	assert_int_equal(reply_of(r)->err, EIO);
 	assert_int_equal(spool_take_error(&Sp, fh, NULL), EIO);
-	assert_int_equal(spool_take_error(&Sp, fh, NULL), 0);
+	assert_int_equal(pool_free_count(Pool), NSLOTS);
+	spool_release(&Sp, fh);
+	spool_release(&Sp, sync);
+}
+
+static void transport_confirmation_fails_what_was_in_flight(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	up(0);
+	write_msg(fh, 8);
+	lose_the_link();
+	assert_int_equal(stats().failed, 1);
+	assert_int_equal(stats().pending, 0);
+	assert_int_equal(spool_take_error(&Sp, fh, NULL), EIO);
 	spool_release(&Sp, fh);
 }
 
@@ -1325,7 +1392,9 @@ int main(void)
 		T(ack_covers_every_earlier_message),
 		T(credits_hold_back_posts),
 		T(fsync_asks_for_an_ack_and_waits_for_it),
-		T(lost_before_the_ack_is_a_failure),
+		T(unacked_messages_go_again_first),
+		T(resend_fails_after_send_timeout),
+		T(transport_confirmation_fails_what_was_in_flight),
 		T(refused_ack_is_counted),
 		T(numbers_go_on_across_connections),
 	};

@@ -64,11 +64,29 @@ void linkack_sent(struct linkack *la, uint32_t imm)
 int linkack_send(struct linkack *la, struct rpma_conn *conn, const struct rpma_mr_local *src,
 	size_t offset, uint32_t len, int flags, uint32_t imm, uint64_t wr_id)
 {
-	int ret = rpma_send_with_imm(conn, src, offset, len, flags, imm,
-		(const void *)(uintptr_t)wr_id);
+	struct rpmafs_ack_state before;
+	int ret;
 
-	if (!ret)
-		linkack_sent(la, imm);
+	/*
+	 * Recorded before the post: rxe runs the whole exchange inside
+	 * ibv_post_send, so the acknowledgement can be in the CQ before the
+	 * post returns (seen in the lab: refused as "from the future").
+	 */
+	pthread_mutex_lock(&la->lock);
+	before = la->st;
+	rpmafs_ack_state_sent(&la->st, imm);
+	pthread_mutex_unlock(&la->lock);
+	ret = rpma_send_with_imm(conn, src, offset, len, flags, imm,
+		(const void *)(uintptr_t)wr_id);
+	if (ret) {
+		/* not sent: no acknowledgement can name it (posts are serialized) */
+		pthread_mutex_lock(&la->lock);
+		la->st.sent_any = before.sent_any;
+		la->st.first = before.first;
+		la->st.sent = before.sent;
+		la->st.requests = before.requests;
+		pthread_mutex_unlock(&la->lock);
+	}
 	return ret;
 }
 

@@ -23,7 +23,7 @@ int linkack_new(struct rpma_peer *peer, struct rpma_conn *conn, struct linkack *
 
 	if (!la)
 		return RPMA_E_NOMEM;
-	la->buf = aligned_alloc(4096, 4096);
+	la->buf = calloc(LINKACK_RECVS, LINKACK_BUF);
 	if (!la->buf) {
 		free(la);
 		return RPMA_E_NOMEM;

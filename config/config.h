@@ -18,6 +18,7 @@
 #ifndef RPMAFS_CONFIG_H
 #define RPMAFS_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -100,6 +101,8 @@ struct rpmafs_cfg {
 	uint32_t max_message;
 	/* registered request buffers in the pool shared by all peers: 2 .. 1024, default 16 */
 	uint32_t slots;
+	/* slots was set in the file (else rpmafs may size the pool to RLIMIT_MEMLOCK) */
+	bool slots_set;
 	/* at least 1 */
 	size_t npeers;
 	/* in file order */

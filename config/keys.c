@@ -305,7 +305,8 @@ static void apply_entry(const struct where *w, int id, const char *v, struct rpm
 			cfg->log_level = c;
 		break;
 	case KEY_SLOTS:
-		get_number(w, v, RPMAFS_CFG_SLOTS_MIN, RPMAFS_CFG_SLOTS_MAX, "", &cfg->slots);
+		if (get_number(w, v, RPMAFS_CFG_SLOTS_MIN, RPMAFS_CFG_SLOTS_MAX, "", &cfg->slots) == 0)
+			cfg->slots_set = true;
 		break;
 	case KEY_MAX_MESSAGE:
 		if (get_message_size(w, v, &peer->max_message) == 0 && global)

@@ -12,6 +12,7 @@
 #include <librpma.h>
 
 #include "devices.h"
+#include "memlock.h"
 #include "pool.h"
 
 struct devices {
@@ -48,68 +49,6 @@ void devices_delete(struct devices **devs_ptr)
 	pthread_mutex_destroy(&devs->lock);
 	free(devs);
 	*devs_ptr = NULL;
-}
-
-static void fmt_size(size_t bytes, char *buf, size_t len)
-{
-	if (bytes >= (1u << 20))
-		snprintf(buf, len, "%.1f MiB", bytes / 1048576.0);
-	else
-		snprintf(buf, len, "%zu KiB", bytes / 1024);
-}
-
-void memlock_explain(size_t bytes, char *why, size_t whylen)
-{
-	struct rlimit rl;
-	char need[32], have[32];
-
-	fmt_size(bytes, need, sizeof(need));
-	if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) {
-		snprintf(why, whylen, "cannot register %s of request buffers", need);
-		return;
-	}
-	fmt_size(rl.rlim_cur, have, sizeof(have));
-	snprintf(why, whylen,
-		"cannot register %s of request buffers: RLIMIT_MEMLOCK allows %s; raise it "
-		"(ulimit -l %zu, or LimitMEMLOCK=%zuK in the systemd unit) or lower 'slots' in [rpmafs]",
-		need, have, (bytes + 4 * 1048576) / 1024, (bytes + 4 * 1048576) / 1024);
-}
-
-/* CAP_IPC_LOCK lifts RLIMIT_MEMLOCK for registrations */
-static bool can_lock_any(void)
-{
-	char line[256];
-	bool cap = false;
-	FILE *f;
-
-	if (geteuid() == 0)
-		return true;
-	f = fopen("/proc/self/status", "r");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long eff;
-
-		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
-			cap = (eff >> 14) & 1; /* CAP_IPC_LOCK */
-			break;
-		}
-	}
-	fclose(f);
-	return cap;
-}
-
-int memlock_check(size_t bytes)
-{
-	struct rlimit rl;
-	char why[512];
-
-	if (can_lock_any() || getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
-		rl.rlim_cur >= bytes)
-		return 0;
-	memlock_explain(bytes, why, sizeof(why));
-	fprintf(stderr, "rpmafs: %s\n", why);
-	return -1;
 }
 
 static struct device *find(struct devices *devs, struct ibv_context *ibv)

@@ -35,16 +35,4 @@ void devices_delete(struct devices **devs_ptr);
 int devices_get(struct devices *devs, const char *address, struct device **dev, char *why,
 	size_t whylen);
 
-/*
- * memlock_explain -- after a failed registration of bytes: say what
- * RLIMIT_MEMLOCK allows and how to raise it (docs/design.md §4.5).
- */
-void memlock_explain(size_t bytes, char *why, size_t whylen);
-
-/*
- * memlock_check -- before mounting: can this process pin bytes? Prints the
- * figures and the remedies and returns -1 when it cannot.
- */
-int memlock_check(size_t bytes);
-
 #endif /* RPMAFS_DEVICES_H */

@@ -30,13 +30,13 @@
 
 #include <librpma.h>
 
+#include "accept.h"
 #include "clock.h"
 #include "devices.h"
 #include "link.h"
 #include "linkack.h"
 #include "log.h"
 #include "loop.h"
-#include "pdata.h"
 
 #define WC_BATCH 32
 
@@ -59,6 +59,7 @@ struct link_attempt {
 	struct device *dev;
 	struct rpma_conn *conn; /* NULL when the attempt failed */
 	bool permanent;		/* retrying will not help without a change */
+	int cause;		/* failed: the errno that says why (link_unsent) */
 	uint32_t peer_max;	/* the receiver's advertised limit, 0: none */
 	unsigned credits;	/* the receiver's posted receives, 0: unknown */
 	bool acks;		/* the receiver acknowledges (RPMAFS_PDATA_F_ACK) */
@@ -78,6 +79,8 @@ struct link {
 	uint64_t retry_at_ms;	/* BACKOFF, FAILED: when to try (0: never) */
 	uint64_t teardown_at_ms; /* DRAINING: the end of the grace */
 	bool drained;		/* DRAINING: nothing outstanding any more */
+	int cause;		/* why the last attempt failed (link_unsent), 0: none did */
+	char cause_why[160];	/* the same, in words */
 	struct link_conn *cur;	/* UP, DRAINING */
 };
 
@@ -117,6 +120,24 @@ enum link_state link_state(struct link *link)
 	s = link->state;
 	pthread_mutex_unlock(&link->lock);
 	return s;
+}
+
+int link_unsent(struct link *link, bool waited, const char *what, char *why, size_t len)
+{
+	int cause;
+
+	pthread_mutex_lock(&link->lock);
+	cause = link->cause;
+	if (cause)
+		snprintf(why, len, "%s (last attempt: %s)", what, link->cause_why);
+	else
+		snprintf(why, len, "%s", what);
+	pthread_mutex_unlock(&link->lock);
+	if (cause == ECONNREFUSED || cause == EHOSTUNREACH)
+		return cause;
+	if (waited)
+		return ETIMEDOUT;
+	return cause ? cause : ENOTCONN;
 }
 
 const char *link_status(struct link *link)
@@ -169,39 +190,29 @@ static int await_established(struct rpma_conn *conn, int timeout_ms, enum rpma_c
 	return rpma_conn_next_event(conn, ev);
 }
 
-static void fail(struct link_attempt *a, bool permanent, const char *fmt, const char *arg)
+static void fail(struct link_attempt *a, bool permanent, int cause, const char *fmt,
+	const char *arg)
 {
 	a->permanent = permanent;
+	a->cause = cause;
 	snprintf(a->why, sizeof(a->why), fmt, arg);
 }
 
 static void peer_pdata(struct link_attempt *a, struct rpma_conn *conn)
 {
 	struct rpma_conn_private_data pd = {0};
-	struct rpmafs_pdata hdr;
-	const char *why;
+	struct accept_answer ans;
+	char why[200];
 
 	if (rpma_conn_get_private_data(conn, &pd))
-		return;
-	switch (rpmafs_pdata_parse(pd.ptr, pd.len, &hdr, &why)) {
-	case RPMAFS_PDATA_OK:
-		a->peer_max = hdr.max_message;
-		a->credits = hdr.credits;
-		/* only in answer to our offer (a receiver must not offer unasked) */
-		a->acks = (hdr.flags & RPMAFS_PDATA_F_ACK) &&
-			a->link->cfg.peer->confirm != RPMAFS_CONFIRM_TRANSPORT;
-		break;
-	case RPMAFS_PDATA_NONE:
-	case RPMAFS_PDATA_FOREIGN:
-		/* a plain librpma or verbs receiver: the config's limit holds */
-		break;
-	case RPMAFS_PDATA_MALFORMED:
-		fail(a, true, "receiver's private data refused: %s", why);
+		pd = (struct rpma_conn_private_data){0};
+	if (accept_judge(a->link->cfg.peer, pd.ptr, pd.len, &ans, why, sizeof(why))) {
+		fail(a, true, ECONNREFUSED, "%s", why);
 		return;
 	}
-	/* confirm = receiver is a promise the user asked for: no silent downgrade */
-	if (!a->acks && a->link->cfg.peer->confirm == RPMAFS_CONFIRM_RECEIVER)
-		fail(a, true, "%s", "confirm = receiver, but the receiver does not acknowledge");
+	a->peer_max = ans.peer_max;
+	a->credits = ans.credits;
+	a->acks = ans.acks;
 }
 
 static void connect_once(struct link_attempt *a)
@@ -214,14 +225,13 @@ static void connect_once(struct link_attempt *a)
 	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
 	uint8_t hdr[RPMAFS_PDATA_LEN];
 	struct rpma_conn_private_data pd = {.ptr = hdr, .len = sizeof(hdr)};
-	struct rpmafs_pdata mine = {.max_message = pc->max_message,
-		.flags = pc->confirm != RPMAFS_CONFIRM_TRANSPORT ? RPMAFS_PDATA_F_ACK : 0};
 	char port[8];
 	int ret;
 
 	ret = devices_get(a->link->cfg.devices, pc->address, &a->dev, a->why, sizeof(a->why));
 	if (ret) {
 		a->permanent = ret == -EPERM;
+		a->cause = ret == -EHOSTUNREACH ? EHOSTUNREACH : -ret;
 		return;
 	}
 
@@ -235,28 +245,29 @@ static void connect_once(struct link_attempt *a)
 	if (!ret)
 		ret = rpma_conn_cfg_set_rq_size(ccfg, LINKACK_RECVS);
 	if (ret) {
-		fail(a, false, "connection config: %s", rpma_err_2str(ret));
+		fail(a, false, ENOMEM, "connection config: %s", rpma_err_2str(ret));
 		goto out;
 	}
 
 	snprintf(port, sizeof(port), "%u", pc->port);
 	ret = rpma_conn_req_new(a->dev->peer, pc->address, port, ccfg, &req);
 	if (ret) {
-		fail(a, false, "cannot reach %.200s: address or route resolution failed",
-			pc->address);
+		fail(a, false, EHOSTUNREACH,
+			"cannot reach %.200s: address or route resolution failed", pc->address);
 		goto out;
 	}
 
-	rpmafs_pdata_encode(&mine, hdr);
+	accept_offer(pc, hdr);
 	ret = rpma_conn_req_connect(&req, &pd, &conn);
 	if (ret) {
-		fail(a, false, "connect request failed: %s", rpma_err_2str(ret));
+		fail(a, false, ENOTCONN, "connect request failed: %s", rpma_err_2str(ret));
 		goto out;
 	}
 
 	ret = await_established(conn, (int)pc->connect_timeout_ms, &ev);
 	if (ret || ev != RPMA_CONN_ESTABLISHED) {
-		fail(a, false, "connection %s", ret ? "timed out" : rpma_utils_conn_event_2str(ev));
+		fail(a, false, accept_cause(ret, ev), "connection %s",
+			ret ? "timed out" : rpma_utils_conn_event_2str(ev));
 		goto out;
 	}
 
@@ -265,7 +276,7 @@ static void connect_once(struct link_attempt *a)
 	if (!a->permanent && a->acks) {
 		ret = linkack_new(a->dev->peer, conn, &a->la);
 		if (ret) {
-			fail(a, false, "cannot post receives for acknowledgements: %s",
+			fail(a, false, ENOMEM, "cannot post receives for acknowledgements: %s",
 				rpma_err_2str(ret));
 			goto out;
 		}
@@ -352,12 +363,14 @@ static struct link_conn *conn_attach(struct link_attempt *a)
 /* ---- the transitions ---- */
 
 /* CONNECTING (or about to be) -> BACKOFF or FAILED; loop thread, no lock held */
-static void attempt_failed(struct link *link, bool permanent, const char *why)
+static void attempt_failed(struct link *link, bool permanent, int cause, const char *why)
 {
 	const struct rpmafs_peer_cfg *pc = link->cfg.peer;
 
 	pthread_mutex_lock(&link->lock);
 	link->tried = true;
+	link->cause = cause ? cause : ENOTCONN;
+	snprintf(link->cause_why, sizeof(link->cause_why), "%s", why);
 	link->state = permanent ? LINK_FAILED : LINK_BACKOFF;
 	if (permanent || link->backoff_ms == LINK_BACKOFF_FIRST_MS)
 		log_warn("%s: cannot connect to %s:%u: %s", pc->name, pc->address, pc->port, why);
@@ -428,6 +441,7 @@ static void attempt_done(void *arg)
 		link->cur = c;
 		link->tried = true;
 		link->backoff_ms = LINK_BACKOFF_FIRST_MS;
+		link->cause = 0;
 		pthread_mutex_unlock(&link->lock);
 		link->cfg.ops->on_up(link->cfg.ctx, a->peer_max, a->credits);
 	} else if (stopping) {
@@ -436,7 +450,7 @@ static void attempt_done(void *arg)
 		link->retry_at_ms = 0;
 		pthread_mutex_unlock(&link->lock);
 	} else {
-		attempt_failed(link, a->permanent, a->why);
+		attempt_failed(link, a->permanent, a->cause, a->why);
 	}
 	free(a);
 	loop_release(link->cfg.loop);
@@ -551,10 +565,7 @@ static void on_cq(void *arg)
 		return;
 	}
 	for (;;) {
-		struct rpmafs_ack acks[WC_BATCH];
-		unsigned nacks = 0, unanswered = 0;
-		const char *why = NULL;
-		char reason[160];
+		char refused[160] = "";
 		bool more;
 
 		ret = rpma_cq_get_wc(c->cq, WC_BATCH, wc, &n);
@@ -565,18 +576,14 @@ static void on_cq(void *arg)
 			lost(link, "cannot poll the completion queue");
 			break;
 		}
+		/* acknowledgements go to on_ack there (linkack.h); the sends stay in wc[] */
 		if (c->la)
-			n = linkack_split(c->la, c->conn, wc, n, acks, &nacks, &unanswered, &why);
+			n = linkack_take(c->la, c->conn, wc, n, link->cfg.ops->on_ack,
+				link->cfg.ctx, refused, sizeof(refused));
 		if (n > 0 || !c->la)
 			outstanding(link, link->cfg.ops->on_completions(link->cfg.ctx, wc, n));
-		/* after the sends they follow: the spool takes them in either order */
-		for (unsigned i = 0; i < nacks && !c->dead; i++)
-			link->cfg.ops->on_ack(link->cfg.ctx, &acks[i], unanswered);
-		if (why) {
-			/* an ack that cannot be true: the receiver is not to be trusted */
-			snprintf(reason, sizeof(reason), "acknowledgement refused: %s", why);
-			link->cfg.ops->on_ack(link->cfg.ctx, NULL, unanswered);
-			lost(link, reason);
+		if (refused[0]) {
+			lost(link, refused); /* an ack that cannot be true: not to be trusted */
 			break;
 		}
 		if (!more || c->dead)
@@ -615,7 +622,7 @@ uint64_t link_tick(struct link *link, uint64_t now)
 
 	/* an attempt that cannot even start is a failed attempt: retried after the back-off */
 	if (start_failed)
-		attempt_failed(link, false, why);
+		attempt_failed(link, false, ENOMEM, why);
 	if (drain_over)
 		end_drain(link);
 	pthread_mutex_lock(&link->lock);
@@ -659,12 +666,8 @@ int link_post_imm(struct link *link, enum link_op op, size_t offset, uint32_t le
 
 bool link_acks(struct link *link)
 {
-	bool acks;
-
-	pthread_mutex_lock(&link->lock);
-	acks = link->cur && link->cur->la;
-	pthread_mutex_unlock(&link->lock);
-	return acks;
+	/* from on_up, on the loop thread: cur is the connection just up */
+	return link->cur && link->cur->la;
 }
 
 void link_stop(struct link *link)

@@ -53,6 +53,14 @@ struct rpmafs_ack;
 #define LINK_WINDOW(nslots) ((nslots) + 2)
 #define LINK_SQ_DEPTH(window) ((window) + 2)
 
+/*
+ * A send that has not completed after send_timeout_ms (at least 1 s) means
+ * the peer is gone without a word: Soft-RoCE, for one, retries forever with
+ * librpma's retry count of 7 when the link dies. The user then drops the
+ * connection (link_drop), which flushes what is in flight.
+ */
+#define LINK_SILENCE_MS(send_timeout_ms) ((send_timeout_ms) > 1000 ? (send_timeout_ms) : 1000)
+
 enum link_state {
 	LINK_BACKOFF,
 	LINK_CONNECTING,
@@ -142,6 +150,18 @@ void link_close(struct link *link);
 
 /* link_state -- the state now */
 enum link_state link_state(struct link *link);
+
+/*
+ * link_unsent -- what a write that could not be sent reports (docs/design.md
+ * §4.2): an errno whose text says what became of the connection --
+ * ECONNREFUSED when the last attempt was rejected by the receiver,
+ * EHOSTUNREACH when no device or route reaches it (or the CM found it
+ * unreachable), else ETIMEDOUT once a write has waited send_timeout_ms
+ * (waited) or for a handshake that timed out, ENOTCONN when nothing more is
+ * known -- and in why, what (the spool's words) with the last attempt's
+ * failure, for the status' last_error.
+ */
+int link_unsent(struct link *link, bool waited, const char *what, char *why, size_t len);
 
 /* link_status -- the state for the status file: connecting | connected | reconnecting | failed */
 const char *link_status(struct link *link);

@@ -129,24 +129,31 @@ static int received(struct linkack *la, struct rpma_conn *conn, const struct ibv
 	return 0;
 }
 
-int linkack_split(struct linkack *la, struct rpma_conn *conn, struct ibv_wc *wc, int n,
-	struct rpmafs_ack *acks, unsigned *nacks, unsigned *unanswered, const char **why)
+int linkack_take(struct linkack *la, struct rpma_conn *conn, struct ibv_wc *wc, int n,
+	void (*on_ack)(void *ctx, const struct rpmafs_ack *ack, unsigned unanswered), void *ctx,
+	char *refused, size_t len)
 {
+	struct rpmafs_ack ack;
+	unsigned unanswered = 0;
+	const char *why = NULL;
+	bool bad = false;
 	int kept = 0, ret;
 
-	*nacks = 0;
-	*why = NULL;
 	for (int i = 0; i < n; i++) {
 		if (!(wc[i].wr_id & LINKACK_TAG)) {
 			wc[kept++] = wc[i];
 			continue;
 		}
-		ret = received(la, conn, &wc[i], &acks[*nacks], unanswered, why);
-		if (ret < 0)
-			return kept;
-		if (ret == 0)
-			(*nacks)++;
+		if (bad)
+			continue; /* refused: the connection goes, its sends still count */
+		ret = received(la, conn, &wc[i], &ack, &unanswered, &why);
+		if (ret == 0) {
+			on_ack(ctx, &ack, unanswered);
+		} else if (ret < 0) {
+			bad = true;
+			on_ack(ctx, NULL, unanswered);
+			snprintf(refused, len, "acknowledgement refused: %s", why);
+		}
 	}
-	*why = NULL;
 	return kept;
 }

@@ -54,15 +54,16 @@ int linkack_send(struct linkack *la, struct rpma_conn *conn, const struct rpma_m
 	size_t offset, uint32_t len, int flags, uint32_t imm, uint64_t wr_id);
 
 /*
- * linkack_split -- take the acknowledgements out of n completions: each
- * one parsed and checked against what was sent, its receive posted again,
- * and put in acks[] (*nacks of them); flushed receives are skipped. The
- * sends' completions stay in wc[], in order; returns how many. When one is
- * refused, *why says why (the caller drops the connection) and the rest
- * of the batch is left out. *unanswered: acknowledgement requests still
- * unanswered after the last one.
+ * linkack_take -- take the acknowledgements out of n completions: each one
+ * parsed and checked against what was sent, its receive posted again, and
+ * handed to on_ack(ctx, ack, unanswered requests); flushed receives are
+ * skipped. The sends' completions stay in wc[], in order; returns how
+ * many. When one is refused, on_ack gets NULL, refused is set to the
+ * reason (the caller drops the connection) and the rest of the batch's
+ * acknowledgements are left out; otherwise refused is left alone.
  */
-int linkack_split(struct linkack *la, struct rpma_conn *conn, struct ibv_wc *wc, int n,
-	struct rpmafs_ack *acks, unsigned *nacks, unsigned *unanswered, const char **why);
+int linkack_take(struct linkack *la, struct rpma_conn *conn, struct ibv_wc *wc, int n,
+	void (*on_ack)(void *ctx, const struct rpmafs_ack *ack, unsigned unanswered), void *ctx,
+	char *refused, size_t len);
 
 #endif /* RPMAFS_LINKACK_H */

@@ -2,6 +2,7 @@
 /* mount.c -- one mounted spool directory: set-up, teardown, the inode map */
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,9 @@
 #include "devices.h"
 #include "log.h"
 #include "loop.h"
+#include "memlock.h"
 #include "mount.h"
+#include "notify.h"
 #include "pool.h"
 #include "workers.h"
 
@@ -55,7 +58,9 @@ static uint64_t mount_tick(void *arg, uint64_t now)
 
 int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 {
-	unsigned nbuf, npeers = (unsigned)m->cfg->npeers;
+	unsigned nbuf, npeers = (unsigned)m->cfg->npeers, rdma_peers = 0;
+	struct memlock_plan plan;
+	char why[1024];
 	int ret;
 
 	m->uid = getuid();
@@ -64,7 +69,25 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 	now_coarse(&m->mounted_at); /* the same clock as the message times */
 	m->nworkers = nworkers;
 
-	/* slots buffers for messages, plus one for each worker to read into */
+	/*
+	 * slots buffers for messages, plus one for each worker to read into,
+	 * within RLIMIT_MEMLOCK (docs/design.md §4.5)
+	 */
+	for (unsigned i = 0; i < npeers; i++)
+		rdma_peers += m->cfg->peers[i].type != RPMAFS_PEER_NULL;
+	if (memlock_plan(m->cfg->slots, m->cfg->slots_set, RPMAFS_CFG_DEFAULT_SLOTS,
+		    RPMAFS_CFG_SLOTS_MIN, m->nworkers, FUSE_READ_SIZE, rdma_peers, &plan, why,
+		    sizeof(why))) {
+		fprintf(stderr, "rpmafs: %s\n", why);
+		return 1;
+	}
+	if (plan.sized)
+		log_notice("slots = %u: the pool of (%u slots + %u workers) x %u KiB fits in "
+			   "RLIMIT_MEMLOCK (%llu KiB, %llu KiB kept for the RDMA provider); set "
+			   "'slots' in [rpmafs] to choose",
+			plan.slots, plan.slots, m->nworkers, FUSE_READ_SIZE / 1024, plan.limit / 1024,
+			plan.reserve / 1024);
+	m->cfg->slots = plan.slots;
 	nbuf = m->cfg->slots + m->nworkers;
 	ret = pool_new(nbuf, FUSE_READ_SIZE, &m->pool);
 	if (ret) {
@@ -72,9 +95,6 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 			strerror(-ret));
 		return 1;
 	}
-	ret = memlock_check(pool_bytes(m->pool));
-	if (ret)
-		return 1;
 	if (devices_new(m->pool, &m->devices) || loop_new(mount_tick, m, &m->loop))
 		goto nomem;
 	m->env = (struct spool_env){.pool = m->pool, .loop = m->loop, .devices = m->devices,
@@ -113,6 +133,9 @@ int mount_fuse(struct mount *m, struct fuse_args *args, const struct fuse_lowlev
 
 int mount_start(struct mount *m, int done_fd)
 {
+	char state[PATH_MAX + 64];
+	int ret;
+
 	if (loop_start(m->loop, "rpmafs-engine")) {
 		log_err("cannot start the completion thread");
 		return -1;
@@ -126,6 +149,16 @@ int mount_start(struct mount *m, int done_fd)
 	}
 	log_notice("mounted %s: %u peers, %u request buffers of %zu KiB", m->mountpoint,
 		m->nspools, pool_nslots(m->pool), pool_slot_size(m->pool) / 1024);
+	/*
+	 * Ready: the directory is mounted and every spool takes writes (a
+	 * write before its peer is up waits for it, up to send_timeout_ms).
+	 */
+	snprintf(state, sizeof(state), "READY=1\nSTATUS=mounted %s: %u peers", m->mountpoint,
+		m->nspools);
+	ret = notify_service(state);
+	if (ret)
+		log_warn("cannot tell the service manager we are ready (NOTIFY_SOCKET): %s",
+			strerror(-ret));
 	return 0;
 }
 
@@ -159,6 +192,8 @@ static void drain(struct mount *m)
 
 void mount_stop(struct mount *m)
 {
+	if (m->loop_running)
+		notify_service("STOPPING=1");
 	workers_stop(&m->workers);
 	if (m->mounted) {
 		fuse_session_unmount(m->se);

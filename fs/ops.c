@@ -56,12 +56,16 @@ static void fill_attr(struct mount *m, fuse_ino_t ino, struct stat *st)
 	sp = mount_spool_of(m, ino, &is_status);
 	if (is_status) {
 		size_t len = 0;
-		char *text = status_render(sp, &len);
+		char *text = status_render(sp, &len, &st->st_mtim);
 
 		free(text);
 		st->st_mode = S_IFREG | (m->allow_other ? 0444 : 0400);
 		st->st_size = (off_t)len;
-		clock_gettime(CLOCK_REALTIME, &st->st_mtim);
+		/*
+		 * The time the text last changed, not now: `tar` compares
+		 * stat before and after reading, and a quiet spool's status
+		 * file must not look "changed as we read it".
+		 */
 		st->st_ctim = st->st_atim = st->st_mtim;
 		return;
 	}
@@ -155,6 +159,29 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	fuse_reply_attr(req, &st, attr_timeout(m, ino));
 }
 
+static struct handle *handle_of(struct fuse_file_info *fi)
+{
+	return (struct handle *)(uintptr_t)fi->fh;
+}
+
+/*
+ * handle_note -- what an operation through an open spool file says about
+ * its 0-byte message (docs/design.md §4.1): a truncation to 0 is an intent
+ * to send nothing; a failed operation makes the command a failed one, whose
+ * close must not send anything. fi is NULL for path-based calls.
+ */
+static void handle_note(struct fuse_file_info *fi, bool empty_intent, bool failed)
+{
+	struct handle *fh = fi ? handle_of(fi) : NULL;
+
+	if (!fh || fh->text)
+		return;
+	pthread_mutex_lock(&fh->sp->lock);
+	fh->empty_intent |= empty_intent;
+	fh->op_failed |= failed;
+	pthread_mutex_unlock(&fh->sp->lock);
+}
+
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 	struct fuse_file_info *fi)
 {
@@ -176,14 +203,19 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	 * st_ctime report the last message and the last completion.
 	 */
 	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+		handle_note(fi, false, true);
 		fuse_reply_err(req, EPERM);
 		return;
 	}
 	if ((to_set & FUSE_SET_ATTR_SIZE) &&
 		(ino == FUSE_ROOT_ID || is_status || attr->st_size != 0)) {
+		handle_note(fi, false, true);
 		fuse_reply_err(req, ino == FUSE_ROOT_ID ? EISDIR : EPERM);
 		return;
 	}
+	/* ftruncate(fd, 0) through an open spool file: "send nothing" */
+	if (to_set & FUSE_SET_ATTR_SIZE)
+		handle_note(fi, true, false);
 	fill_attr(m, ino, &st);
 	fuse_reply_attr(req, &st, attr_timeout(m, ino));
 }
@@ -262,7 +294,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fh->refs = 1;
 	if (is_status) {
 		/* a snapshot, so that reads at any offset agree with each other */
-		fh->text = status_render(sp, &fh->text_len);
+		fh->text = status_render(sp, &fh->text_len, NULL);
 		if (!fh->text) {
 			free(fh);
 			fuse_reply_err(req, ENOMEM);
@@ -271,6 +303,11 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	} else {
 		fh->sync = sp->cfg->mode == RPMAFS_MODE_SYNC ||
 			(fi->flags & (O_SYNC | O_DSYNC)) != 0;
+		/* `: > f` opens O_TRUNC (atomic O_TRUNC: the flag reaches us) */
+		fh->empty_intent = (fi->flags & O_TRUNC) != 0;
+		pthread_mutex_lock(&sp->lock);
+		sp->st.open_handles++;
+		pthread_mutex_unlock(&sp->lock);
 	}
 	fi->fh = (uint64_t)(uintptr_t)fh;
 	/* one write, one message: never through the page cache */
@@ -281,14 +318,14 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->noflush = is_status || fh->sync;
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		/* the opener was interrupted: nobody will release this handle */
+		if (!is_status) {
+			pthread_mutex_lock(&sp->lock);
+			sp->st.open_handles--;
+			pthread_mutex_unlock(&sp->lock);
+		}
 		free(fh->text);
 		free(fh);
 	}
-}
-
-static struct handle *handle_of(struct fuse_file_info *fi)
-{
-	return (struct handle *)(uintptr_t)fi->fh;
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -358,7 +395,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	}
 	if (err) {
 		free(msg);
-		refuse_write(sp, req, err == -ESHUTDOWN ? ENOTCONN : -err);
+		refuse_write(sp, req, -err); /* ESHUTDOWN: unmounting */
 		return;
 	}
 	msg->kind = MSG_DATA;
@@ -402,7 +439,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 {
 	struct handle *fh = handle_of(fi);
 	struct spool *sp = fh->sp;
-	bool written;
+	bool send_empty;
 
 	(void)ino;
 	if (fh->text) {
@@ -412,12 +449,17 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		return;
 	}
 	/*
-	 * The kernel never passes a 0-byte write(2) on: a handle opened for
-	 * writing and closed without one (`: > f`, `truncate -s 0 f`,
-	 * `touch f`) is the 0-byte message, rpma_send(conn, NULL, 0, 0, ...).
+	 * The kernel never passes a 0-byte write(2) on, so the 0-byte message,
+	 * rpma_send(conn, NULL, 0, 0, ...), is read from what the handle saw
+	 * (docs/design.md §4.1): opened with O_TRUNC or truncated to 0 through
+	 * it (`: > f`, `printf '' > f`, `truncate -s 0 f`), nothing written,
+	 * and no operation on it failed. A look-only open, `>>` with nothing
+	 * written, `touch` and failed commands send nothing.
 	 */
-	spool_take_error(sp, fh, &written);
-	if (!written) {
+	pthread_mutex_lock(&sp->lock);
+	send_empty = fh->empty_intent && !fh->written && !fh->op_failed;
+	pthread_mutex_unlock(&sp->lock);
+	if (send_empty) {
 		struct msg *msg = calloc(1, sizeof(*msg));
 
 		if (msg) {
@@ -429,6 +471,9 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 			log_err("%s: out of memory: 0-byte message not sent", sp->cfg->name);
 		}
 	}
+	pthread_mutex_lock(&sp->lock);
+	sp->st.open_handles--;
+	pthread_mutex_unlock(&sp->lock);
 	spool_release(sp, fh);
 	fuse_reply_err(req, 0);
 }
@@ -523,9 +568,15 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 	struct statvfs sv = {0};
 
 	(void)ino;
+	/*
+	 * No blocks and no inode table, as procfs and sysfs report: the files
+	 * are the config, nothing is stored. `df` leaves such a file system
+	 * out, and `df -i` shows "-" instead of 100 % of 7 inodes used, which
+	 * disk monitors alert on (docs/design.md §12).
+	 */
+	(void)m;
 	sv.f_bsize = 4096;
 	sv.f_frsize = 4096;
-	sv.f_files = 1 + 2 * (fsfilcnt_t)m->nspools;
 	sv.f_namemax = RPMAFS_PEER_NAME_MAX + 7;
 	fuse_reply_statfs(req, &sv);
 }

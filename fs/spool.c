@@ -31,20 +31,6 @@
 
 /* how long unsignaled sends may stay unconfirmed before a fence is posted */
 #define FENCE_DELAY_MS 2
-/*
- * A send that has not completed after send_timeout_ms (at least this long)
- * means the peer is gone without a word: Soft-RoCE, for one, retries
- * forever with librpma's retry count of 7 when the link dies. The
- * connection is then dropped, which flushes what is in flight.
- */
-#define IN_FLIGHT_TIMEOUT_MIN_MS 1000
-
-static uint64_t in_flight_timeout(const struct spool *sp)
-{
-	return sp->cfg->send_timeout_ms > IN_FLIGHT_TIMEOUT_MIN_MS ? sp->cfg->send_timeout_ms :
-		IN_FLIGHT_TIMEOUT_MIN_MS;
-}
-
 static void pending_push(struct spool *sp, struct msg *msg)
 {
 	msgq_push(&sp->pending, msg);
@@ -273,6 +259,15 @@ static void refuse_locked(struct spool *sp, struct msg *msg, int err, const char
 	finish_locked(sp, msg, msg->numbered ? END_FAILED : END_REFUSED, err, why, rs);
 }
 
+/* not sent for want of a connection: the link says why (docs/design.md §4.2) */
+static void refuse_unsent_locked(struct spool *sp, struct msg *msg, bool waited, const char *what,
+	struct replies *rs)
+{
+	char why[256];
+
+	refuse_locked(sp, msg, link_unsent(sp->link, waited, what, why, sizeof(why)), why, rs);
+}
+
 /* post one message; false when the link refused it */
 static bool post_one(struct spool *sp, struct msg *msg, struct replies *rs)
 {
@@ -304,7 +299,7 @@ static bool post_one(struct spool *sp, struct msg *msg, struct replies *rs)
 	msg->posted_ms = now_ms_coarse();
 	msgq_push(&sp->in_flight, msg);
 	/* cheap: the timer only moves when this is earlier than what is set */
-	loop_arm(sp->env->loop, msg->posted_ms + in_flight_timeout(sp));
+	loop_arm(sp->env->loop, msg->posted_ms + LINK_SILENCE_MS(sp->cfg->send_timeout_ms));
 	if (msg->kind == MSG_FENCE) {
 		sp->fence_in_flight = true;
 		sp->unsignaled = 0;
@@ -389,7 +384,7 @@ void spool_submit(struct spool *sp, struct msg *msg)
 	msg->seq = sp->next_seq++;
 	if (!sp->up) {
 		if (sp->cfg->send_timeout_ms == 0 || sp->gave_up) {
-			refuse_locked(sp, msg, ENOTCONN, "not connected", &rs);
+			refuse_unsent_locked(sp, msg, sp->gave_up, "not connected", &rs);
 			pthread_mutex_unlock(&sp->lock);
 			replies_send(&rs);
 			return;
@@ -595,20 +590,20 @@ uint64_t spool_tick(struct spool *sp, uint64_t now)
 	/* writes that waited send_timeout_ms for a connection */
 	while ((msg = sp->pending.head) && msg->deadline_ms && msg->deadline_ms <= now && !sp->up) {
 		pending_pop(sp);
-		refuse_locked(sp, msg, ENOTCONN, "not connected: send_timeout_ms passed", &rs);
+		refuse_unsent_locked(sp, msg, true, "not connected: send_timeout_ms passed", &rs);
 		sp->gave_up = true;
 	}
 	if (sp->pending.head)
 		soonest(&next, sp->pending.head->deadline_ms);
 
 	if (sp->up && sp->link && (msg = sp->in_flight.head)) {
-		uint64_t due = msg->posted_ms + in_flight_timeout(sp);
+		uint64_t due = msg->posted_ms + LINK_SILENCE_MS(sp->cfg->send_timeout_ms);
 
 		if (due <= now) {
 			char why[80];
 
 			snprintf(why, sizeof(why), "no completion within %llu ms",
-				(unsigned long long)in_flight_timeout(sp));
+				(unsigned long long)LINK_SILENCE_MS(sp->cfg->send_timeout_ms));
 			drop_locked(sp, why);
 			/*
 			 * The peer has said nothing for send_timeout_ms: what waits
@@ -616,7 +611,7 @@ uint64_t spool_tick(struct spool *sp, uint64_t now)
 			 */
 			sp->gave_up = true;
 			while ((msg = pending_pop(sp)))
-				refuse_locked(sp, msg, ENOTCONN, why, &rs);
+				refuse_locked(sp, msg, ETIMEDOUT, why, &rs);
 		} else {
 			soonest(&next, due);
 		}
@@ -686,7 +681,7 @@ void spool_close(struct spool *sp)
 
 	pthread_mutex_lock(&sp->lock);
 	while ((msg = pending_pop(sp)))
-		refuse_locked(sp, msg, ENOTCONN, "unmounted", &rs);
+		refuse_locked(sp, msg, ESHUTDOWN, "unmounted", &rs);
 	if (sp->link) {
 		sp->up = false;
 		link_close(sp->link);

@@ -57,6 +57,8 @@ struct handle {
 	int flags;		/* open(2) flags */
 	bool sync;		/* mode = sync, or O_SYNC / O_DSYNC */
 	bool written;		/* a write was attempted through it */
+	bool empty_intent;	/* opened O_TRUNC or truncated to 0 through it */
+	bool op_failed;		/* an operation through it failed (ftruncate, ...) */
 	unsigned in_flight;	/* its messages not finished yet */
 	unsigned refs;		/* 1 for the open file + 1 per message not finished */
 	int error;		/* an async failure not reported yet (EIO) */
@@ -95,6 +97,9 @@ struct spool {
 	unsigned fsync_waiting;	/* fsyncs (and waiting closes) not answered yet */
 
 	struct spool_stats st;	/* the counters, kept current */
+	/* the status text as last rendered (a hash) and when it last changed */
+	uint64_t status_hash;
+	struct timespec status_changed;
 	/* set when the kernel may cache attributes that a completion changes */
 	atomic_bool attr_cached;
 };

@@ -17,7 +17,7 @@
 /* every key, in the order the status file lists them */
 enum key {
 	K_STATE, K_ADDRESS, K_MODE, K_COMPLETION, K_CONFIRM, K_CLOSE, K_MAX_MESSAGE,
-	K_POSTED, K_COMPLETED, K_ACKED, K_UNACKED, K_FAILED, K_IN_FLIGHT, K_PENDING, K_REFUSED,
+	K_POSTED, K_COMPLETED, K_ACKED, K_UNACKED, K_FAILED, K_IN_FLIGHT, K_PENDING, K_REFUSED, K_OPEN,
 	K_BYTES_POSTED, K_BYTES_CONFIRMED, K_RECONNECTS, K_BAD_ACKS, K_LAST_ERROR, K_LAST_WR_ID,
 	K_LAST_POSTED, K_LAST_COMPLETED, K_PAYLOAD_COPIES, K_COUNT
 };
@@ -38,6 +38,7 @@ static const char *const key_names[K_COUNT] = {
 	[K_IN_FLIGHT] = "in_flight",
 	[K_PENDING] = "pending",
 	[K_REFUSED] = "refused",
+	[K_OPEN] = "open",
 	[K_BYTES_POSTED] = "bytes_posted",
 	[K_BYTES_CONFIRMED] = "bytes_confirmed",
 	[K_RECONNECTS] = "reconnects",
@@ -128,6 +129,9 @@ static void value_of(const struct spool *sp, const struct spool_stats *st, enum 
 	case K_REFUSED:
 		snprintf(buf, len, "%" PRIu64, st->refused);
 		break;
+	case K_OPEN:
+		snprintf(buf, len, "%" PRIu64, st->open_handles);
+		break;
 	case K_BYTES_POSTED:
 		snprintf(buf, len, "%" PRIu64, st->bytes_posted);
 		break;
@@ -158,7 +162,17 @@ static void value_of(const struct spool *sp, const struct spool_stats *st, enum 
 	}
 }
 
-char *status_render(struct spool *sp, size_t *len)
+/* FNV-1a: enough to tell one rendering from the next */
+static uint64_t text_hash(const char *text, size_t len)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)text[i]) * 1099511628211ull;
+	return h ? h : 1;
+}
+
+char *status_render(struct spool *sp, size_t *len, struct timespec *changed)
 {
 	struct spool_stats st;
 	size_t cap = K_COUNT * (VALUE_MAX + 24), used = 0;
@@ -174,6 +188,17 @@ char *status_render(struct spool *sp, size_t *len)
 		used += (size_t)snprintf(text + used, cap - used, "%s: %s\n", key_names[k], value);
 	}
 	*len = used;
+	if (changed) {
+		uint64_t h = text_hash(text, used);
+
+		pthread_mutex_lock(&sp->lock);
+		if (h != sp->status_hash) {
+			sp->status_hash = h;
+			clock_gettime(CLOCK_REALTIME, &sp->status_changed);
+		}
+		*changed = sp->status_changed;
+		pthread_mutex_unlock(&sp->lock);
+	}
 	return text;
 }
 

@@ -9,13 +9,19 @@
 #define RPMAFS_STATUS_H
 
 #include <stddef.h>
+#include <time.h>
 
 struct spool;
 
 #define STATUS_XATTR_PREFIX "user.rpma."
 
-/* status_render -- the whole status text (malloc'd, *len set), or NULL */
-char *status_render(struct spool *sp, size_t *len);
+/*
+ * status_render -- the whole status text (malloc'd, *len set), or NULL.
+ * When changed is not NULL it gets the time the text last changed, as
+ * far as renders have seen: the first render that differs from the one
+ * before sets it to now.
+ */
+char *status_render(struct spool *sp, size_t *len, struct timespec *changed);
 
 /*
  * status_xattr -- the value of xattr name into buf (not NUL-terminated);

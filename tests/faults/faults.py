@@ -100,9 +100,9 @@ class Writer(threading.Thread):
             return e.errno
 
     def empty(self):
-        """A 0-byte message: a descriptor opened for writing, closed unused."""
+        """A 0-byte message: a descriptor opened O_TRUNC for writing, closed unused."""
         try:
-            os.close(os.open(self.spool.file(self.peer), os.O_WRONLY | self.flags))
+            os.close(os.open(self.spool.file(self.peer), os.O_WRONLY | os.O_TRUNC | self.flags))
             return 0
         except OSError as e:
             return e.errno

@@ -95,7 +95,7 @@ def body(work):
     for i in range(3):
         send("s", b"again %d" % i)
         send("a", b"again async %d" % i)
-    spool.sh("touch s")
+    spool.sh("truncate -s 0 s")
     sent.append(b"")
     for peer in ("s", "a"):
         st = spool.settled(peer)

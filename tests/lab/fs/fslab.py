@@ -19,6 +19,10 @@ import time
 
 SKIP = 77
 
+# what a write that was not sent fails with (docs/design.md §4.2): each
+# errno's text says what became of the connection
+NOT_SENT = (errno.ETIMEDOUT, errno.ECONNREFUSED, errno.EHOSTUNREACH)
+
 # How long a wait for an event may take before the test gives up. It is a
 # safety net that turns a hang into a failure with a message, never a
 # measure: every wait below ends as soon as its event (a log line, a mount,
@@ -284,5 +288,5 @@ def run(name, body):
     return 0
 
 
-__all__ = ["need_lab", "need_fuse", "check", "fail", "wait_until", "SAFETY_S", "in_write", "Receiver", "Spool", "run", "next_port",
+__all__ = ["NOT_SENT", "need_lab", "need_fuse", "check", "fail", "wait_until", "SAFETY_S", "in_write", "Receiver", "Spool", "run", "next_port",
            "errno", "os", "signal", "subprocess", "time", "SKIP"]

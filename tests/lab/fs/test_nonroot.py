@@ -1,15 +1,14 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""An ordinary user mounts rpmafs in the lab: /dev/fuse is what Debian's udev
-makes it (0666, root:root, char 10,229; tools/rdma-lab sets it, the VM has no
-udev), nobody can open it, and nobody mounts rpmafs with fusermount3 on a
-`type = null` peer, writes a message, reads the status and unmounts.
-
-Run as nobody with Debian's default RLIMIT_MEMLOCK (8 MiB, soft and hard)
-and a HOME of its own under /tmp. `slots = 2`, the smallest the config
-takes: (2 + 4 workers) x 1028 KiB = 6168 KiB of registered pool fits the
-8 MiB. This proves the lab can test non-root mounts; the default `slots`
-(20 MiB) not fitting is issue 17's to fix."""
+"""An ordinary user mounts rpmafs in the lab, on stock limits and the
+default config (docs/design.md §4.5): /dev/fuse is what Debian's udev makes
+it (0666, root:root, char 10,229; tools/rdma-lab sets it, the VM has no
+udev), and nobody, with Debian's default RLIMIT_MEMLOCK (8 MiB, soft and
+hard) and a HOME of its own under /tmp, mounts with fusermount3 a config
+that leaves `slots` unset: the pool is sized to the limit (3 slots + 4
+workers = 7 x 1028 KiB), registered on the Soft-RoCE device, and messages
+reach rpma-recv. A `slots` that does not fit refuses to mount with the
+figures and remedies."""
 import pwd
 import resource
 import stat
@@ -62,9 +61,16 @@ def body(work):
     os.mkdir(home)
     mnt = work.path("mnt")
     os.mkdir(mnt)
+    _, b = need_lab()
+    recv = Receiver(work, b).start()
     cfg = work.path("nonroot.ini")
     with open(cfg, "w") as f:
-        f.write("[rpmafs]\nslots = 2\n\n[dry]\ntype = null\n")
+        f.write("[alpha]\naddress = %s\nport = %d\n\n[dry]\ntype = null\n" % (b, recv.port))
+    big = work.path("big.ini")
+    with open(big, "w") as f:
+        f.write("[rpmafs]\nslots = 16\n\n[alpha]\naddress = %s\nport = %d\n" % (b, recv.port))
+    os.chmod(cfg, 0o644)
+    os.chmod(big, 0o644)
     pw, drop, env = as_nobody(home)
     os.chmod(work.dir, 0o755)
     for path in (home, mnt):
@@ -87,9 +93,16 @@ def body(work):
     check("fuse.rpmafs" in line and "user_id=%d" % pw.pw_uid in line,
           "not nobody's fuse.rpmafs mount: %s" % line.strip())
 
+    check("slots = 3: the pool of (3 slots + 4 workers) x 1028 KiB fits in RLIMIT_MEMLOCK "
+          "(8192 KiB" in open(log).read(), "the log does not say how the pool was sized:\n%s" %
+          open(log).read())
     try:
         r = run_as(drop, env, ["sh", "-c", "echo hi > %s/dry && : > %s/dry" % (mnt, mnt)])
         check(r.returncode == 0, "nobody's writes: %s" % r.stderr.strip())
+        r = run_as(drop, env, ["sh", "-c", "echo over rdma > %s/alpha && : > %s/alpha" % (mnt, mnt)])
+        check(r.returncode == 0, "nobody's writes to alpha: %s" % r.stderr.strip())
+        wait_until(lambda: len(recv.messages()) >= 2, SAFETY_S, "alpha's messages at rpma-recv")
+        check(recv.messages() == [b"over rdma\n", b""], "rpma-recv got %r" % recv.messages())
 
         def status():
             """The status file as nobody reads it (root may not look into the mount)."""
@@ -110,7 +123,15 @@ def body(work):
     rc = proc.wait(SAFETY_S)
     check(rc == 0, "rpmafs as nobody: exit status %d:\n%s" % (rc, open(log).read()))
     check(not mounted(mnt), "still mounted after fusermount3 -u")
-    print("nobody (memlock %d KiB) mounted, sent 2 messages, unmounted" % (MEMLOCK // 1024))
+
+    # slots = 16 does not fit: nothing mounted, and the error says by how much
+    r = run_as(drop, env, [os.environ["RPMAFS"], "-f", "--config", big, mnt])
+    check(r.returncode != 0 and not mounted(mnt), "slots = 16 mounted under 8 MiB")
+    for needle in ("(16 slots + 4 workers) x 1052672 bytes", "RLIMIT_MEMLOCK allows 8388608 bytes",
+                   "at most 3 slots fit", "nobody - memlock", "LimitMEMLOCK="):
+        check(needle in r.stderr, "no %r in: %s" % (needle, r.stderr.strip()))
+    print("nobody (memlock %d KiB) mounted the default config, sent 4 messages, unmounted; "
+          "slots = 16 refused" % (MEMLOCK // 1024))
 
 
 sys.exit(run("nonroot", body))

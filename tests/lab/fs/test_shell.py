@@ -28,7 +28,7 @@ def body(work):
         ("alpha", ": > alpha", [b""]),
         ("alpha", "printf '' > alpha", [b""]),
         ("alpha", "truncate -s 0 alpha", [b""]),
-        ("alpha", "touch alpha", [b""]),
+        ("alpha", "touch alpha", []),  # no O_TRUNC: no intent, no message (design.md §4.1)
         ("alpha", "cat %s > alpha" % work.path("src"), [src]),
         ("alpha", "dd if=%s of=alpha bs=4096 count=2 status=none" % work.path("src"),
          [src[:4096], src[4096:8192]]),

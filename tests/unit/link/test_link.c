@@ -882,6 +882,66 @@ static void close_frees_the_connection(void **state)
 	assert_int_equal(link_state(Link), LINK_BACKOFF);
 }
 
+/* what a write that cannot be sent reports: the errno says what happened */
+static char Why[256];
+
+static int unsent(bool waited)
+{
+	return link_unsent(Link, waited, "not connected", Why, sizeof(Why));
+}
+
+static void unsent_errno_before_any_attempt(void **state)
+{
+	(void)state;
+	assert_int_equal(unsent(false), ENOTCONN);
+	assert_int_equal(unsent(true), ETIMEDOUT);
+	assert_string_equal(Why, "not connected");
+}
+
+static void unsent_errno_after_a_rejection(void **state)
+{
+	(void)state;
+	fake_cm_auto_answer(true, RDMA_CM_EVENT_REJECTED, NULL, 0);
+	attempt();
+	assert_int_equal(unsent(false), ECONNREFUSED);
+	assert_int_equal(unsent(true), ECONNREFUSED);
+	assert_non_null(strstr(Why, "not connected (last attempt: connection "));
+	assert_non_null(strstr(Why, "Connection rejected"));
+}
+
+static void unsent_errno_when_unreachable(void **state)
+{
+	(void)state;
+	Dev_ret = -EHOSTUNREACH;
+	attempt();
+	assert_int_equal(unsent(true), EHOSTUNREACH);
+	assert_int_equal(unsent(false), EHOSTUNREACH);
+}
+
+static void unsent_errno_cm_unreachable(void **state)
+{
+	(void)state;
+	fake_cm_auto_answer(true, RDMA_CM_EVENT_UNREACHABLE, NULL, 0);
+	attempt();
+	assert_int_equal(unsent(false), EHOSTUNREACH);
+}
+
+static void unsent_errno_forgets_causes_once_up(void **state)
+{
+	(void)state;
+	fake_cm_auto_answer(true, RDMA_CM_EVENT_REJECTED, NULL, 0);
+	attempt();
+	answer_established(0, 0);
+	uint64_t due = link_tick(Link, 0);
+
+	assert_int_equal(link_tick(Link, due), 0);
+	run_attempt_result();
+	assert_int_equal(link_state(Link), LINK_UP);
+	link_drop(Link, "test", 0);
+	assert_int_equal(unsent(false), ENOTCONN);
+	assert_int_equal(unsent(true), ETIMEDOUT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -922,6 +982,11 @@ int main(void)
 		T(attempt_ending_after_stop_is_discarded),
 		T(stop_during_drain_schedules_nothing),
 		T(close_frees_the_connection),
+		T(unsent_errno_before_any_attempt),
+		T(unsent_errno_after_a_rejection),
+		T(unsent_errno_when_unreachable),
+		T(unsent_errno_cm_unreachable),
+		T(unsent_errno_forgets_causes_once_up),
 #undef T
 	};
 

@@ -56,6 +56,8 @@ static unsigned Nposts, Drops, Drop_outstanding, Closes, Stops;
 static int Post_ret;
 static uint64_t Link_next, Armed;
 static const char *Status = "connecting";
+static int Unsent_cause;		/* what link_unsent_errno answers, 0: its default */
+static bool Unsent_asked_waited;
 
 int link_new(const struct link_cfg *cfg, struct link **link_ptr)
 {
@@ -136,6 +138,17 @@ const char *link_status(struct link *link)
 {
 	(void)link;
 	return Status;
+}
+
+/* the link's answer is the link's (tests/unit/link): here, what spool asks */
+int link_unsent(struct link *link, bool waited, const char *what, char *why, size_t len)
+{
+	(void)link;
+	Unsent_asked_waited = waited;
+	snprintf(why, len, "%s%s", what, Unsent_cause ? " (last attempt: rejected)" : "");
+	if (Unsent_cause)
+		return Unsent_cause;
+	return waited ? ETIMEDOUT : ENOTCONN;
 }
 
 void loop_arm(struct loop *loop, uint64_t at)
@@ -238,6 +251,8 @@ static void reset(enum rpmafs_peer_type type, enum rpmafs_completion completion,
 	Acks = false;
 	Link_next = Armed = 0;
 	Status = "connecting";
+	Unsent_cause = 0;
+	Unsent_asked_waited = false;
 	Next_req = 1;
 	Attempted = 0;
 	Watched = NULL;
@@ -634,7 +649,8 @@ static void enotconn_after_send_timeout(void **state)
 	spool_tick(&Sp, due - 1);
 	assert_null(reply_of(r));
 	spool_tick(&Sp, due);
-	assert_int_equal(reply_of(r)->err, ENOTCONN);
+	assert_int_equal(reply_of(r)->err, ETIMEDOUT);
+	assert_true(Unsent_asked_waited);
 	assert_int_equal(stats().refused, 1);
 	assert_string_equal(stats().last_error, "not connected: send_timeout_ms passed");
 	spool_release(&Sp, fh);
@@ -650,7 +666,9 @@ static void later_writes_fail_fast_after_a_timeout(void **state)
 	spool_tick(&Sp, now_ms() + 6000);
 	uintptr_t r = write_msg(fh, 8);
 
-	assert_int_equal(reply_of(r)->err, ENOTCONN);
+	/* failing fast, it still says a write timed out */
+	assert_int_equal(reply_of(r)->err, ETIMEDOUT);
+	assert_true(Unsent_asked_waited);
 	assert_int_equal(stats().refused, 2);
 	/* until the spool reconnects */
 	up(0);
@@ -668,6 +686,7 @@ static void no_send_timeout_refuses_at_once(void **state)
 	uintptr_t r = write_msg(fh, 8);
 
 	assert_int_equal(reply_of(r)->err, ENOTCONN);
+	assert_false(Unsent_asked_waited);
 	assert_int_equal(stats().refused, 1);
 	assert_int_equal(stats().pending, 0);
 	spool_release(&Sp, fh);
@@ -702,12 +721,12 @@ static void in_flight_timeout_drops_the_link(void **state)
 	spool_tick(&Sp, due);
 	assert_int_equal(Drops, 1);
 	assert_int_equal(Drop_outstanding, 2);
-	assert_int_equal(reply_of(waiting)->err, ENOTCONN);
+	assert_int_equal(reply_of(waiting)->err, ETIMEDOUT);
 	assert_non_null(strstr(stats().last_error, "no completion within 5000 ms"));
 	/* what comes next fails at once */
 	uintptr_t r = write_msg(fh, 8);
 
-	assert_int_equal(reply_of(r)->err, ENOTCONN);
+	assert_int_equal(reply_of(r)->err, ETIMEDOUT);
 	/* the link drains: the flush fails the two in flight */
 	Ops->on_down(Ctx, LINK_DRAINED, "drained");
 	assert_int_equal(stats().failed, 2);
@@ -746,7 +765,25 @@ static void lost_link_gives_pending_a_deadline(void **state)
 	assert_string_equal(stats().last_error, "RDMA_CM_EVENT_DISCONNECTED");
 	Ops->on_down(Ctx, LINK_DRAINED, "drained");
 	spool_tick(&Sp, now_ms() + 6000);
-	assert_int_equal(reply_of(r)->err, ENOTCONN);
+	assert_int_equal(reply_of(r)->err, ETIMEDOUT);
+	spool_release(&Sp, fh);
+	assert_accounts();
+}
+
+/* a write that waited for a receiver that rejects us says so */
+static void timed_out_write_reports_the_cause(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+	uintptr_t r = write_msg(fh, 8);
+
+	Unsent_cause = ECONNREFUSED;
+	spool_tick(&Sp, now_ms() + 6000);
+	assert_int_equal(reply_of(r)->err, ECONNREFUSED);
+	assert_string_equal(stats().last_error,
+		"not connected: send_timeout_ms passed (last attempt: rejected)");
+	r = write_msg(fh, 8);
+	assert_int_equal(reply_of(r)->err, ECONNREFUSED);
 	spool_release(&Sp, fh);
 	assert_accounts();
 }
@@ -1016,7 +1053,7 @@ static void close_refuses_pending_and_fails_in_flight(void **state)
 	spool_close(&Sp);
 	assert_int_equal(Closes, 1);
 	assert_int_equal(reply_of(a)->err, EIO);
-	assert_int_equal(reply_of(b)->err, ENOTCONN);
+	assert_int_equal(reply_of(b)->err, ESHUTDOWN);
 	spool_release(&Sp, fh);
 	assert_accounts();
 }
@@ -1367,6 +1404,7 @@ int main(void)
 		T(in_flight_timeout_drops_the_link),
 		T(in_flight_timeout_is_at_least_a_second),
 		T(lost_link_gives_pending_a_deadline),
+		T(timed_out_write_reports_the_cause),
 		T(failed_completion_drops_and_reports_eio_once),
 		T(drained_link_fails_what_is_left),
 		T(post_failure_counts_posted_and_failed),

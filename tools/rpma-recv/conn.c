@@ -508,6 +508,7 @@ static void set_pending(struct recv_conn *c, bool pending)
 
 static void drain_cq(struct recv_conn *c, unsigned budget);
 static void drain_srq(struct recv_server *srv, unsigned budget);
+static int send_ack(struct recv_conn *c);
 
 /*
  * finish -- the connection is over: delete it and keep it for the reaper.
@@ -1056,6 +1057,12 @@ void recv_conn_shutdown_all(struct recv_server *srv, bool drain)
 		next = c->next;
 		if (drain && !srv->srq)
 			drain_cq(c, 0);
+		/* what is written out is acknowledged before the goodbye: no re-send of it */
+		if (drain && c->confirm && c->state < CONN_CLOSING) {
+			c->confirm->prompt = true;
+			if (recv_confirm_due(c->confirm, recv_now_ms()) == 0 && !srv->opts->fsync)
+				(void)send_ack(c);
+		}
 		if (c->state != CONN_DEAD)
 			close_conn(c, why);
 	}

@@ -15,7 +15,7 @@ killed between writing a record and acknowledging it, the message sent
 again) are counted, not refused. Run twice: --format len, and --format dir
 with --fsync.
 """
-import shutil
+import struct
 import sys
 
 from faults import *

@@ -37,7 +37,7 @@ void rpmafs_pdata_encode(const struct rpmafs_pdata *pd, uint8_t buf[RPMAFS_PDATA
 	memcpy(buf, RPMAFS_PDATA_MAGIC, 4);
 	buf[4] = RPMAFS_PDATA_VERSION;
 	buf[5] = RPMAFS_PDATA_LEN;
-	put_le16(buf + 6, 0);
+	put_le16(buf + 6, (uint16_t)(pd->flags & RPMAFS_PDATA_KNOWN_FLAGS));
 	put_le32(buf + 8, max);
 	put_le32(buf + 12, credits);
 }
@@ -97,6 +97,8 @@ enum rpmafs_pdata_kind rpmafs_pdata_parse(const void *buf, size_t len, struct rp
 	if (pd) {
 		pd->max_message = max;
 		pd->credits = credits;
+		/* unknown bits are a newer peer's: ignored, as version 1 promised */
+		pd->flags = (uint16_t)((p[6] | p[7] << 8) & RPMAFS_PDATA_KNOWN_FLAGS);
 	}
 	*why = "ok";
 	return RPMAFS_PDATA_OK;

@@ -10,7 +10,8 @@
  *	0	4	magic "RPMF"
  *	4	1	version (RPMAFS_PDATA_VERSION)
  *	5	1	header length in bytes (RPMAFS_PDATA_LEN)
- *	6	2	flags, none defined yet (sent as 0, ignored on receipt)
+ *	6	2	flags: RPMAFS_PDATA_F_ACK (below); unknown bits are sent
+ *			as 0 and ignored on receipt
  *	8	4	max_message: the largest message this end will send
  *			(sender) or can receive (receiver), 1 .. 1 GiB
  *	12	4	credits: receives the receiver keeps posted (0 from a
@@ -34,9 +35,21 @@
 #define RPMAFS_PDATA_MAX_MESSAGE (1u << 30)
 #define RPMAFS_PDATA_MAX_CREDITS 65535u
 
+/*
+ * Flag: receiver confirmation (ack.h). From a sender: "my messages carry
+ * their numbers in the immediate data and I take acknowledgements"; from
+ * a receiver, only in answer to a request that carried it: "I acknowledge
+ * what I have written out". A peer of version 1 without the flag (every
+ * rpmafs before it) ignores it, so neither end ever sends a numbered
+ * message or an acknowledgement to a peer that did not offer the flag.
+ */
+#define RPMAFS_PDATA_F_ACK 0x0001u
+#define RPMAFS_PDATA_KNOWN_FLAGS RPMAFS_PDATA_F_ACK
+
 struct rpmafs_pdata {
 	uint32_t max_message;
 	uint32_t credits;
+	uint16_t flags; /* RPMAFS_PDATA_F_*; encode sends only the known ones */
 };
 
 enum rpmafs_pdata_kind {

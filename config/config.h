@@ -55,6 +55,17 @@ enum rpmafs_completion {
 	RPMAFS_COMPLETION_ON_ERROR, /* RPMA_F_COMPLETION_ON_ERROR for async writes */
 };
 
+enum rpmafs_confirm {
+	RPMAFS_CONFIRM_AUTO,	  /* not set: receiver when the receiver offers it, else transport */
+	RPMAFS_CONFIRM_RECEIVER,  /* delivered = acknowledged by the receiving program */
+	RPMAFS_CONFIRM_TRANSPORT, /* delivered = the RDMA completion (the receiving NIC) */
+};
+
+enum rpmafs_close {
+	RPMAFS_CLOSE_WAIT,   /* close(2) returns once the descriptor's messages are confirmed */
+	RPMAFS_CLOSE_RETURN, /* close(2) returns at once */
+};
+
 /* One peer: a section other than [rpmafs]. */
 struct rpmafs_peer_cfg {
 	/* the section name as written: the spool file's name */
@@ -69,6 +80,10 @@ struct rpmafs_peer_cfg {
 	enum rpmafs_mode mode;
 	/* default always */
 	enum rpmafs_completion completion;
+	/* default auto (the key not given) */
+	enum rpmafs_confirm confirm;
+	/* default wait */
+	enum rpmafs_close close;
 	/* 1 .. 1 MiB, default [rpmafs] max_message */
 	uint32_t max_message;
 	/* 0 .. 3600000, default 5000; 0: writes fail at once while disconnected */

@@ -22,6 +22,8 @@ enum key_id {
 	KEY_COMPLETION,
 	KEY_SEND_TIMEOUT_MS,
 	KEY_CONNECT_TIMEOUT_MS,
+	KEY_CONFIRM,
+	KEY_CLOSE,
 	KEY_COUNT,
 };
 
@@ -43,14 +45,16 @@ static const struct key_def {
 	[KEY_COMPLETION] = {"completion", IN_GLOBAL | IN_PEER},
 	[KEY_SEND_TIMEOUT_MS] = {"send_timeout_ms", IN_GLOBAL | IN_PEER},
 	[KEY_CONNECT_TIMEOUT_MS] = {"connect_timeout_ms", IN_GLOBAL | IN_PEER},
+	[KEY_CONFIRM] = {"confirm", IN_GLOBAL | IN_PEER},
+	[KEY_CLOSE] = {"close", IN_GLOBAL | IN_PEER},
 };
 
 #define PEER_KEYS                                                                  \
-	"address, port, type, mode, completion, max_message, send_timeout_ms and " \
-	"connect_timeout_ms"
+	"address, port, type, mode, completion, confirm, close, max_message, " \
+	"send_timeout_ms and connect_timeout_ms"
 #define GLOBAL_KEYS                                                                           \
 	"log_level, max_message, slots, and the peer defaults port, type, mode, completion, " \
-	"send_timeout_ms and connect_timeout_ms"
+	"confirm, close, send_timeout_ms and connect_timeout_ms"
 
 struct choice {
 	const char *name;
@@ -81,6 +85,18 @@ static const struct choice modes[] = {
 static const struct choice completions[] = {
 	{"always", RPMAFS_COMPLETION_ALWAYS},
 	{"on_error", RPMAFS_COMPLETION_ON_ERROR},
+	{NULL, 0},
+};
+
+static const struct choice confirms[] = {
+	{"receiver", RPMAFS_CONFIRM_RECEIVER},
+	{"transport", RPMAFS_CONFIRM_TRANSPORT},
+	{NULL, 0},
+};
+
+static const struct choice closes[] = {
+	{"wait", RPMAFS_CLOSE_WAIT},
+	{"return", RPMAFS_CLOSE_RETURN},
 	{NULL, 0},
 };
 
@@ -322,6 +338,14 @@ static void apply_entry(const struct where *w, int id, const char *v, struct rpm
 		if (get_choice(w, v, completions, &c) == 0)
 			peer->completion = (enum rpmafs_completion)c;
 		break;
+	case KEY_CONFIRM:
+		if (get_choice(w, v, confirms, &c) == 0)
+			peer->confirm = (enum rpmafs_confirm)c;
+		break;
+	case KEY_CLOSE:
+		if (get_choice(w, v, closes, &c) == 0)
+			peer->close = (enum rpmafs_close)c;
+		break;
 	case KEY_SEND_TIMEOUT_MS:
 		get_number(w, v, 0, RPMAFS_CFG_SEND_TIMEOUT_MS_MAX, " (milliseconds)",
 			&peer->send_timeout_ms);
@@ -378,6 +402,8 @@ void cfg_apply_keys(const struct cfg_scan *scan, const dictionary *d, struct rpm
 		.type = RPMAFS_PEER_RDMA,
 		.mode = RPMAFS_MODE_ASYNC,
 		.completion = RPMAFS_COMPLETION_ALWAYS,
+		.confirm = RPMAFS_CONFIRM_AUTO,
+		.close = RPMAFS_CLOSE_WAIT,
 		.max_message = RPMAFS_CFG_MAX_MESSAGE_LIMIT,
 		.send_timeout_ms = RPMAFS_CFG_DEFAULT_SEND_TIMEOUT_MS,
 		.connect_timeout_ms = RPMAFS_CFG_DEFAULT_CONNECT_TIMEOUT_MS,

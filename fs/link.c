@@ -30,12 +30,13 @@
 
 #include <librpma.h>
 
+#include "accept.h"
 #include "clock.h"
 #include "devices.h"
 #include "link.h"
+#include "linkack.h"
 #include "log.h"
 #include "loop.h"
-#include "pdata.h"
 
 #define WC_BATCH 32
 
@@ -59,6 +60,7 @@ struct link_conn {
 	struct rpma_cq *cq;
 	int event_fd, compl_fd;
 	struct loop_watch ev_watch, cq_watch;
+	struct linkack *la; /* receiver confirmation (NULL: transport only) */
 	bool dead; /* drained: events still in the loop's batch are ignored */
 	struct loop_task free_task;
 };
@@ -72,6 +74,8 @@ struct link_attempt {
 	int cause;		/* failed: the errno that says why (link_unsent) */
 	uint32_t peer_max;	/* the receiver's advertised limit, 0: none */
 	unsigned credits;	/* the receiver's posted receives, 0: unknown */
+	bool acks;		/* the receiver acknowledges (RPMAFS_PDATA_F_ACK) */
+	struct linkack *la;
 	char why[256];
 	struct loop_task done_task;
 };
@@ -209,42 +213,18 @@ static void fail(struct link_attempt *a, bool permanent, int cause, const char *
 static void peer_pdata(struct link_attempt *a, struct rpma_conn *conn)
 {
 	struct rpma_conn_private_data pd = {0};
-	struct rpmafs_pdata hdr;
-	const char *why;
+	struct accept_answer ans;
+	char why[200];
 
 	if (rpma_conn_get_private_data(conn, &pd))
+		pd = (struct rpma_conn_private_data){0};
+	if (accept_judge(a->link->cfg.peer, pd.ptr, pd.len, &ans, why, sizeof(why))) {
+		fail(a, true, ECONNREFUSED, "%s", why);
 		return;
-	switch (rpmafs_pdata_parse(pd.ptr, pd.len, &hdr, &why)) {
-	case RPMAFS_PDATA_OK:
-		a->peer_max = hdr.max_message;
-		a->credits = hdr.credits;
-		break;
-	case RPMAFS_PDATA_NONE:
-	case RPMAFS_PDATA_FOREIGN:
-		/* a plain librpma or verbs receiver: the config's limit holds */
-		break;
-	case RPMAFS_PDATA_MALFORMED:
-		fail(a, true, ECONNREFUSED, "receiver's private data refused: %s", why);
-		break;
 	}
-}
-
-/*
- * The errno a write that cannot wait any longer reports (docs/design.md
- * §4.2): its strerror text says what became of the connection.
- */
-static int cause_of(int ret, enum rpma_conn_event ev)
-{
-	if (ret)
-		return ETIMEDOUT;
-	switch (ev) {
-	case RPMA_CONN_REJECTED:
-		return ECONNREFUSED;
-	case RPMA_CONN_UNREACHABLE:
-		return EHOSTUNREACH;
-	default:
-		return ENOTCONN;
-	}
+	a->peer_max = ans.peer_max;
+	a->credits = ans.credits;
+	a->acks = ans.acks;
 }
 
 static void connect_once(struct link_attempt *a)
@@ -257,7 +237,6 @@ static void connect_once(struct link_attempt *a)
 	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
 	uint8_t hdr[RPMAFS_PDATA_LEN];
 	struct rpma_conn_private_data pd = {.ptr = hdr, .len = sizeof(hdr)};
-	struct rpmafs_pdata mine = {.max_message = pc->max_message};
 	char port[8];
 	int ret;
 
@@ -274,9 +253,9 @@ static void connect_once(struct link_attempt *a)
 	if (!ret)
 		ret = rpma_conn_cfg_set_sq_size(ccfg, depth);
 	if (!ret)
-		ret = rpma_conn_cfg_set_cq_size(ccfg, depth + 1);
+		ret = rpma_conn_cfg_set_cq_size(ccfg, depth + 1 + LINKACK_RECVS);
 	if (!ret)
-		ret = rpma_conn_cfg_set_rq_size(ccfg, 1);
+		ret = rpma_conn_cfg_set_rq_size(ccfg, LINKACK_RECVS);
 	if (ret) {
 		fail(a, false, ENOMEM, "connection config: %s", rpma_err_2str(ret));
 		goto out;
@@ -290,7 +269,7 @@ static void connect_once(struct link_attempt *a)
 		goto out;
 	}
 
-	rpmafs_pdata_encode(&mine, hdr);
+	accept_offer(pc, hdr);
 	ret = rpma_conn_req_connect(&req, &pd, &conn);
 	if (ret) {
 		fail(a, false, ENOTCONN, "connect request failed: %s", rpma_err_2str(ret));
@@ -299,12 +278,21 @@ static void connect_once(struct link_attempt *a)
 
 	ret = await_established(conn, (int)pc->connect_timeout_ms, &ev);
 	if (ret || ev != RPMA_CONN_ESTABLISHED) {
-		fail(a, false, cause_of(ret, ev), "connection %s",
+		fail(a, false, accept_cause(ret, ev), "connection %s",
 			ret ? "timed out" : rpma_utils_conn_event_2str(ev));
 		goto out;
 	}
 
 	peer_pdata(a, conn);
+	/* before the loop hears of it: no message is sent, so no ack comes, before this */
+	if (!a->permanent && a->acks) {
+		ret = linkack_new(a->dev->peer, conn, &a->la);
+		if (ret) {
+			fail(a, false, ENOMEM, "cannot post receives for acknowledgements: %s",
+				rpma_err_2str(ret));
+			goto out;
+		}
+	}
 	if (!a->permanent) {
 		a->conn = conn;
 		conn = NULL;
@@ -334,6 +322,7 @@ static void conn_free(void *arg)
 	struct link_conn *c = arg;
 
 	rpma_conn_delete(&c->conn);
+	linkack_delete(&c->la);
 	free(c);
 }
 
@@ -354,6 +343,7 @@ static struct link_conn *conn_attach(struct link_attempt *a)
 	c->link = a->link;
 	c->dev = a->dev;
 	c->conn = a->conn;
+	c->la = a->la;
 	c->free_task = (struct loop_task){.fn = conn_free, .arg = c};
 	c->ev_watch = (struct loop_watch){.fn = on_cm_event, .arg = c};
 	c->cq_watch = (struct loop_watch){.fn = on_cq, .arg = c};
@@ -378,6 +368,7 @@ static struct link_conn *conn_attach(struct link_attempt *a)
 		return NULL;
 	}
 	a->conn = NULL;
+	a->la = NULL;
 	return c;
 }
 
@@ -460,6 +451,7 @@ static void attempt_done(void *arg)
 		rpma_conn_disconnect(a->conn);
 		rpma_conn_delete(&a->conn);
 	}
+	linkack_delete(&a->la);
 
 	if (c) {
 		pthread_mutex_lock(&link->lock);
@@ -591,15 +583,28 @@ static void on_cq(void *arg)
 		return;
 	}
 	for (;;) {
+		char refused[160] = "";
+		bool more;
+
 		ret = rpma_cq_get_wc(c->cq, WC_BATCH, wc, &n);
+		more = n == WC_BATCH;
 		if (ret == RPMA_E_NO_COMPLETION)
 			break;
 		if (ret) {
 			lost(link, "cannot poll the completion queue");
 			break;
 		}
-		outstanding(link, link->cfg.ops->on_completions(link->cfg.ctx, wc, n));
-		if (n < WC_BATCH || c->dead)
+		/* acknowledgements go to on_ack there (linkack.h); the sends stay in wc[] */
+		if (c->la)
+			n = linkack_take(c->la, c->conn, wc, n, link->cfg.ops->on_ack,
+				link->cfg.ctx, refused, sizeof(refused));
+		if (n > 0 || !c->la)
+			outstanding(link, link->cfg.ops->on_completions(link->cfg.ctx, wc, n));
+		if (refused[0]) {
+			lost(link, refused); /* an ack that cannot be true: not to be trusted */
+			break;
+		}
+		if (!more || c->dead)
 			break;
 	}
 }
@@ -667,6 +672,24 @@ int link_post(struct link *link, enum link_op op, size_t offset, uint32_t len, u
 		return rpma_write(c->conn, NULL, 0, NULL, 0, 0, RPMA_F_COMPLETION_ALWAYS, ctx);
 	}
 	return RPMA_E_INVAL;
+}
+
+int link_post_imm(struct link *link, enum link_op op, size_t offset, uint32_t len,
+	uint64_t wr_id, bool signaled, uint32_t imm)
+{
+	struct link_conn *c = link->cur; /* stable while UP, as for link_post */
+	int flags = signaled ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR;
+
+	if (!c || !c->la || op == LINK_FENCE)
+		return link_post(link, op, offset, len, wr_id, signaled);
+	return linkack_send(c->la, c->conn, op == LINK_SEND ? c->dev->pool_mr : NULL, offset,
+		op == LINK_SEND ? len : 0, flags, imm, wr_id);
+}
+
+bool link_acks(struct link *link)
+{
+	/* from on_up, on the loop thread: cur is the connection just up */
+	return link->cur && link->cur->la;
 }
 
 void link_stop(struct link *link)

@@ -36,6 +36,7 @@
 struct loop;
 struct devices;
 struct link;
+struct rpmafs_ack;
 
 /* reconnection back-off: doubled after each failed attempt, up to the cap */
 #define LINK_BACKOFF_FIRST_MS 100
@@ -84,6 +85,13 @@ struct link_ops {
 	unsigned (*on_completions)(void *ctx, const struct ibv_wc *wc, int n);
 	/* the link is not up (reason: for the status and the log); returns as above */
 	unsigned (*on_down)(void *ctx, enum link_down why, const char *reason);
+	/*
+	 * receiver confirmation (link_acks): ack is a valid acknowledgement
+	 * (common/ack.h: every message up to ack->acked written out, credits
+	 * more may be sent past it), unanswered acknowledgement requests
+	 * remain; ack NULL: one was refused, the connection is dropped next
+	 */
+	void (*on_ack)(void *ctx, const struct rpmafs_ack *ack, unsigned unanswered);
 };
 
 struct link_cfg {
@@ -117,6 +125,17 @@ enum link_op {
  */
 int link_post(struct link *link, enum link_op op, size_t offset, uint32_t len, uint64_t wr_id,
 	bool signaled);
+
+/*
+ * link_post_imm -- link_post with the immediate data imm (common/ack.h)
+ * when the connection is receiver-confirmed (link_acks), else link_post.
+ * Fences carry none.
+ */
+int link_post_imm(struct link *link, enum link_op op, size_t offset, uint32_t len,
+	uint64_t wr_id, bool signaled, uint32_t imm);
+
+/* link_acks -- the connection up now is receiver-confirmed: both ends offered RPMAFS_PDATA_F_ACK */
+bool link_acks(struct link *link);
 
 /*
  * link_drop -- the user saw the connection fail (a failed completion or

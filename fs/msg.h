@@ -51,6 +51,10 @@ struct msg {
 	uint64_t seq;		/* the work request id (wr_id): 1, 2, 3, ... per spool */
 	uint64_t deadline_ms;	/* while pending: fail with ENOTCONN after this */
 	uint64_t posted_ms;	/* when it was posted (monotonic) */
+	bool numbered;		/* receiver confirmation: posted with its number, wire */
+	bool parked;		/* completed, waiting for its acknowledgement (confirm.h) */
+	bool resend;		/* not acknowledged when the connection died: pending again */
+	uint32_t wire;
 	struct reply reply;	/* the reply it owes, once collected */
 	atomic_uint holds;	/* the spool's, and its reply's until sent */
 };

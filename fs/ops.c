@@ -414,7 +414,12 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct handle *fh = handle_of(fi);
 
 	(void)ino;
-	/* close(2) reports an earlier async failure, once; it does not wait */
+	/* close = wait: close(2) returns once what went through fh is confirmed, as fsync */
+	if (!fh->text && fh->sp->cfg->close == RPMAFS_CLOSE_WAIT) {
+		spool_fsync(fh->sp, fh, req);
+		return;
+	}
+	/* close = return: an earlier async failure is reported, once; no wait */
 	fuse_reply_err(req, fh->text ? 0 : spool_take_error(fh->sp, fh, NULL));
 }
 

@@ -19,7 +19,9 @@
 
 #include <librpma.h>
 
+#include "ack.h"
 #include "clock.h"
+#include "confirm.h"
 #include "link.h"
 #include "log.h"
 #include "loop.h"
@@ -79,6 +81,7 @@ static void fsync_check_locked(struct handle *fh, struct replies *rs)
 		return;
 	while ((w = fh->fsyncs)) {
 		fh->fsyncs = w->next;
+		fh->sp->fsync_waiting--;
 		w->err = fh->error;
 		fh->error = 0;
 		replies_add(rs, w);
@@ -129,10 +132,16 @@ static void finish_locked(struct spool *sp, struct msg *msg, enum msg_end end, i
 			arm_fence_locked(sp);
 	} else {
 		now_coarse(&sp->st.ctime);
-		sp->st.in_flight--;
+		if (msg->parked)
+			sp->st.unacked--; /* completed before, counted then */
+		else
+			sp->st.in_flight--;
 		sp->st.last_wr_id = msg->seq;
+		if (end != END_CONFIRMED && msg->parked)
+			sp->st.completed--; /* completed = acked + unacked: it was never confirmed */
 		if (end == END_CONFIRMED) {
-			sp->st.completed++;
+			sp->st.completed += !msg->parked;
+			sp->st.acked += msg->numbered; /* acknowledged by the receiver */
 			sp->st.bytes_confirmed += msg->len;
 		} else {
 			sp->st.failed++;
@@ -162,21 +171,6 @@ static void finish_locked(struct spool *sp, struct msg *msg, enum msg_end end, i
 		handle_put_locked(msg->fh);
 	}
 	msg_unhold(msg);
-}
-
-static void refuse_locked(struct spool *sp, struct msg *msg, int err, const char *why,
-	struct replies *rs)
-{
-	finish_locked(sp, msg, END_REFUSED, err, why, rs);
-}
-
-/* not sent for want of a connection: the link says why (docs/design.md §4.2) */
-static void refuse_unsent_locked(struct spool *sp, struct msg *msg, bool waited, const char *what,
-	struct replies *rs)
-{
-	char why[256];
-
-	refuse_locked(sp, msg, link_unsent(sp->link, waited, what, why, sizeof(why)), why, rs);
 }
 
 /* ---- the connection, as the spool sees it ---- */
@@ -215,6 +209,10 @@ static void flush_in_flight_locked(struct spool *sp, struct replies *rs)
 
 	while ((msg = msgq_pop(&sp->in_flight)))
 		finish_locked(sp, msg, END_FAILED, IBV_WC_WR_FLUSH_ERR, NULL, rs);
+	/* completed, but the receiver never said it wrote them out */
+	while ((msg = confirm_take_any(&sp->cf)))
+		finish_locked(sp, msg, END_FAILED, IBV_WC_WR_FLUSH_ERR, NULL, rs);
+	confirm_down(&sp->cf);
 	sp->fence_in_flight = false;
 	sp->unsignaled = 0;
 	sp->fence_at_ms = 0;
@@ -243,9 +241,31 @@ static bool wants_signal(struct spool *sp, const struct msg *msg)
 static void count_posted_locked(struct spool *sp, struct msg *msg)
 {
 	sp->st.posted++;
+	sp->st.resent += msg->resend;
+	msg->resend = false;
 	sp->st.in_flight++;
 	sp->st.bytes_posted += msg->len;
 	now_coarse(&sp->st.mtime);
+}
+
+/* a message sent before that waits to go again fails: counted posted and failed, EIO */
+static void refuse_locked(struct spool *sp, struct msg *msg, int err, const char *why,
+	struct replies *rs)
+{
+	if (msg->resend) {
+		count_posted_locked(sp, msg);
+		sp->st.resent--; /* not sent again after all */
+	}
+	finish_locked(sp, msg, msg->numbered ? END_FAILED : END_REFUSED, err, why, rs);
+}
+
+/* not sent for want of a connection: the link says why (docs/design.md §4.2) */
+static void refuse_unsent_locked(struct spool *sp, struct msg *msg, bool waited, const char *what,
+	struct replies *rs)
+{
+	char why[256];
+
+	refuse_locked(sp, msg, link_unsent(sp->link, waited, what, why, sizeof(why)), why, rs);
 }
 
 /* post one message; false when the link refused it */
@@ -256,7 +276,9 @@ static bool post_one(struct spool *sp, struct msg *msg, struct replies *rs)
 	int ret;
 
 	msg->signaled = msg->kind == MSG_FENCE || wants_signal(sp, msg);
-	ret = link_post(sp->link, ops[msg->kind], msg->offset, msg->len, msg->seq, msg->signaled);
+	/* someone waits for it: a sync write, an fsync or close, a writer short of buffers */
+	ret = confirm_post(&sp->cf, sp->link, ops[msg->kind], msg, msg->sync || sp->fsync_waiting ||
+		pool_free_count(sp->env->pool) <= sp->env->nworkers);
 	if (ret) {
 		char why[96];
 
@@ -298,7 +320,7 @@ static bool post_one(struct spool *sp, struct msg *msg, struct replies *rs)
 
 static void post_ready_locked(struct spool *sp, struct replies *rs)
 {
-	while (sp->pending.head && sp->up &&
+	while (sp->pending.head && sp->up && confirm_may_post(&sp->cf, sp->pending.head) &&
 		sp->in_flight.count - sp->fence_in_flight < sp->window) {
 		struct msg *msg = pending_pop(sp);
 
@@ -393,6 +415,9 @@ static void on_up(void *ctx, uint32_t peer_max, unsigned credits)
 	sp->window = LINK_WINDOW(pool_nslots(sp->env->pool));
 	if (credits && credits < sp->window)
 		sp->window = credits;
+	confirm_up(&sp->cf, link_acks(sp->link), credits);
+	sp->st.confirm_receiver = sp->cf.on;
+	sp->st.ever_up = true;
 	if (sp->ever_up)
 		sp->st.reconnects++;
 	sp->ever_up = true;
@@ -411,6 +436,33 @@ static void on_up(void *ctx, uint32_t peer_max, unsigned credits)
 static bool seq_before(uint64_t a, uint64_t b)
 {
 	return (int64_t)(a - b) < 0;
+}
+
+/* a send completed: confirmed now, or (receiver confirmation) parked until acknowledged */
+static void complete_locked(struct spool *sp, struct msg *msg, struct replies *rs)
+{
+	if (!confirm_park(&sp->cf, msg, &sp->st))
+		finish_locked(sp, msg, END_CONFIRMED, IBV_WC_SUCCESS, NULL, rs);
+}
+
+/* the receiver wrote out every message up to ack->acked (NULL: an ack was refused) */
+static void on_ack(void *ctx, const struct rpmafs_ack *ack, unsigned unanswered)
+{
+	struct spool *sp = ctx;
+	struct replies rs = REPLIES_INIT(rs);
+	struct msg *msg;
+
+	pthread_mutex_lock(&sp->lock);
+	sp->st.bad_acks += !ack;
+	if (ack) {
+		confirm_ack(&sp->cf, ack, unanswered);
+		while ((msg = confirm_take(&sp->cf)))
+			finish_locked(sp, msg, END_CONFIRMED, IBV_WC_SUCCESS, NULL, &rs);
+		post_ready_locked(sp, &rs);
+	}
+	pthread_mutex_unlock(&sp->lock);
+	replies_send(&rs);
+	attrs_changed(sp);
 }
 
 static unsigned on_completions(void *ctx, const struct ibv_wc *wc, int n)
@@ -432,12 +484,13 @@ static unsigned on_completions(void *ctx, const struct ibv_wc *wc, int n)
 			struct msg *msg = msgq_pop(&sp->in_flight);
 
 			if (msg->seq == seq) {
-				finish_locked(sp, msg,
-					wc[i].status == IBV_WC_SUCCESS ? END_CONFIRMED : END_FAILED,
-					wc[i].status, NULL, &rs);
+				if (wc[i].status == IBV_WC_SUCCESS)
+					complete_locked(sp, msg, &rs);
+				else if (!confirm_retry(&sp->cf, msg, wc[i].status, &sp->st))
+					finish_locked(sp, msg, END_FAILED, wc[i].status, NULL, &rs);
 				break;
 			}
-			finish_locked(sp, msg, END_CONFIRMED, IBV_WC_SUCCESS, NULL, &rs);
+			complete_locked(sp, msg, &rs);
 		}
 		if (wc[i].status != IBV_WC_SUCCESS && sp->up) {
 			log_err("%s: send failed: %s", sp->cfg->name,
@@ -465,6 +518,11 @@ static unsigned on_down(void *ctx, enum link_down why, const char *reason)
 		lost_locked(sp, reason);
 		break;
 	case LINK_DRAINED:
+		/* receiver confirmation: what was not acknowledged goes again, first (§8.6) */
+		confirm_requeue(&sp->cf, &sp->in_flight, &sp->pending,
+			now_ms() + sp->cfg->send_timeout_ms, &sp->st);
+		if (sp->pending.head)
+			loop_arm(sp->env->loop, sp->pending.head->deadline_ms);
 		flush_in_flight_locked(sp, &rs);
 		break;
 	case LINK_ATTEMPT_FAILED:
@@ -482,6 +540,7 @@ static const struct link_ops spool_link_ops = {
 	.on_up = on_up,
 	.on_completions = on_completions,
 	.on_down = on_down,
+	.on_ack = on_ack,
 };
 
 /* ---- set-up, timers, files ---- */
@@ -497,6 +556,7 @@ int spool_init(struct spool *sp, const struct spool_env *env, fuse_ino_t ino,
 	sp->st.max_message = cfg->max_message < FUSE_ATOMIC_WRITE_MAX ? cfg->max_message :
 		FUSE_ATOMIC_WRITE_MAX;
 	sp->next_seq = 1;
+	confirm_init(&sp->cf);
 	sp->st.last_wc_status = -1;
 	snprintf(sp->st.last_error, sizeof(sp->st.last_error), "none");
 	if (cfg->type == RPMAFS_PEER_NULL) {
@@ -512,37 +572,6 @@ void spool_fini(struct spool *sp)
 {
 	link_delete(&sp->link);
 	pthread_mutex_destroy(&sp->lock);
-}
-
-int spool_write_check(struct spool *sp, struct handle *fh, size_t size, bool nonblock)
-{
-	int err;
-
-	pthread_mutex_lock(&sp->lock);
-	fh->written = true;
-	err = fh->error;
-	fh->error = 0;
-	if (!err && size > sp->st.max_message)
-		err = EMSGSIZE;
-	if (!err && nonblock && !sp->up)
-		err = EAGAIN;
-	pthread_mutex_unlock(&sp->lock);
-	return err;
-}
-
-/* every write is either posted or refused (docs/design.md §4.2, nothing dropped silently) */
-void spool_refuse(struct spool *sp)
-{
-	pthread_mutex_lock(&sp->lock);
-	sp->st.refused++;
-	pthread_mutex_unlock(&sp->lock);
-}
-
-void spool_count_copy(struct spool *sp)
-{
-	pthread_mutex_lock(&sp->lock);
-	sp->st.payload_copies++;
-	pthread_mutex_unlock(&sp->lock);
 }
 
 static void soonest(uint64_t *next, uint64_t t)
@@ -622,24 +651,14 @@ int spool_fsync(struct spool *sp, struct handle *fh, fuse_req_t req)
 	w->req = req;
 	w->next = fh->fsyncs;
 	fh->fsyncs = w;
+	sp->fsync_waiting++; /* what is posted meanwhile asks for a prompt acknowledgement */
 	/* unsignaled sends are confirmed by a fence: post it now, not later */
 	fence_locked(sp, &rs);
+	if (sp->up && !sp->pending.head && confirm_request(&sp->cf, sp->link))
+		drop_locked(sp, "post failed: acknowledgement request");
 	pthread_mutex_unlock(&sp->lock);
 	replies_send(&rs);
 	return 0;
-}
-
-int spool_take_error(struct spool *sp, struct handle *fh, bool *written)
-{
-	int err;
-
-	pthread_mutex_lock(&sp->lock);
-	if (written)
-		*written = fh->written;
-	err = fh->error;
-	fh->error = 0;
-	pthread_mutex_unlock(&sp->lock);
-	return err;
 }
 
 void spool_release(struct spool *sp, struct handle *fh)
@@ -672,21 +691,3 @@ void spool_close(struct spool *sp)
 	replies_send(&rs);
 }
 
-unsigned spool_busy(struct spool *sp)
-{
-	unsigned n;
-
-	pthread_mutex_lock(&sp->lock);
-	n = sp->pending.count + sp->in_flight.count;
-	pthread_mutex_unlock(&sp->lock);
-	return n;
-}
-
-void spool_stats_get(struct spool *sp, struct spool_stats *st)
-{
-	pthread_mutex_lock(&sp->lock);
-	*st = sp->st;
-	/* the connection's state is the link's own, asked of it (null peer: always up) */
-	st->state = sp->link ? link_status(sp->link) : "connected";
-	pthread_mutex_unlock(&sp->lock);
-}

@@ -23,6 +23,8 @@
 #include <time.h>
 
 #include "config.h"
+#include "confirm.h"
+#include "counters.h"
 #include "msg.h"
 
 struct link;
@@ -65,21 +67,6 @@ struct handle {
 	size_t text_len;
 };
 
-struct spool_stats {
-	const char *state;	/* connecting | connected | reconnecting | failed */
-	uint64_t posted, completed, failed, refused;
-	uint64_t bytes_posted, bytes_confirmed;
-	uint64_t in_flight, pending, reconnects, payload_copies;
-	uint64_t open_handles;	/* spool file descriptions open now */
-	uint64_t last_wr_id;
-	uint32_t max_message;	/* the limit in force */
-	int last_wc_status;	/* -1: no failed completion yet */
-	bool error_recorded;	/* last_error holds an error */
-	char last_error[200];
-	struct timespec mtime;	/* last posted message */
-	struct timespec ctime;	/* last completion */
-};
-
 struct spool {
 	const struct rpmafs_peer_cfg *cfg;
 	const struct spool_env *env;
@@ -105,6 +92,9 @@ struct spool {
 	 * send_timeout_ms, one after the other.
 	 */
 	bool gave_up;
+
+	struct confirm cf;	/* receiver confirmation (confirm.h) */
+	unsigned fsync_waiting;	/* fsyncs (and waiting closes) not answered yet */
 
 	struct spool_stats st;	/* the counters, kept current */
 	/* the status text as last rendered (a hash) and when it last changed */

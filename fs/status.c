@@ -16,10 +16,10 @@
 
 /* every key, in the order the status file lists them */
 enum key {
-	K_STATE, K_ADDRESS, K_MODE, K_COMPLETION, K_MAX_MESSAGE,
-	K_POSTED, K_COMPLETED, K_FAILED, K_IN_FLIGHT, K_PENDING, K_REFUSED, K_OPEN,
-	K_BYTES_POSTED, K_BYTES_CONFIRMED, K_RECONNECTS, K_LAST_ERROR, K_LAST_WR_ID,
-	K_LAST_POSTED, K_LAST_COMPLETED, K_PAYLOAD_COPIES, K_COUNT
+	K_STATE, K_ADDRESS, K_MODE, K_COMPLETION, K_CONFIRM, K_CLOSE, K_MAX_MESSAGE,
+	K_POSTED, K_COMPLETED, K_ACKED, K_UNACKED, K_FAILED, K_IN_FLIGHT, K_PENDING, K_REFUSED, K_OPEN,
+	K_BYTES_POSTED, K_BYTES_CONFIRMED, K_RECONNECTS, K_BAD_ACKS, K_LAST_ERROR, K_LAST_WR_ID,
+	K_LAST_POSTED, K_LAST_COMPLETED, K_PAYLOAD_COPIES, K_RESENT, K_COUNT
 };
 
 static const char *const key_names[K_COUNT] = {
@@ -27,9 +27,13 @@ static const char *const key_names[K_COUNT] = {
 	[K_ADDRESS] = "address",
 	[K_MODE] = "mode",
 	[K_COMPLETION] = "completion",
+	[K_CONFIRM] = "confirm",
+	[K_CLOSE] = "close",
 	[K_MAX_MESSAGE] = "max_message",
 	[K_POSTED] = "posted",
 	[K_COMPLETED] = "completed",
+	[K_ACKED] = "acked",
+	[K_UNACKED] = "unacked",
 	[K_FAILED] = "failed",
 	[K_IN_FLIGHT] = "in_flight",
 	[K_PENDING] = "pending",
@@ -38,11 +42,13 @@ static const char *const key_names[K_COUNT] = {
 	[K_BYTES_POSTED] = "bytes_posted",
 	[K_BYTES_CONFIRMED] = "bytes_confirmed",
 	[K_RECONNECTS] = "reconnects",
+	[K_BAD_ACKS] = "bad_acks",
 	[K_LAST_ERROR] = "last_error",
 	[K_LAST_WR_ID] = "last_wr_id",
 	[K_LAST_POSTED] = "last_posted",
 	[K_LAST_COMPLETED] = "last_completed",
 	[K_PAYLOAD_COPIES] = "payload_copies",
+	[K_RESENT] = "resent",
 };
 
 static void fmt_time(const struct timespec *ts, char *buf, size_t len)
@@ -51,6 +57,19 @@ static void fmt_time(const struct timespec *ts, char *buf, size_t len)
 		snprintf(buf, len, "never");
 	else
 		snprintf(buf, len, "%lld.%09ld", (long long)ts->tv_sec, ts->tv_nsec);
+}
+
+/*
+ * the confirmation in force: that of the last connection; before the first
+ * one, what the config asks for ("auto": whatever the receiver offers)
+ */
+static const char *confirm_name(const struct rpmafs_peer_cfg *pc, const struct spool_stats *st)
+{
+	if (pc->type == RPMAFS_PEER_NULL || pc->confirm == RPMAFS_CONFIRM_TRANSPORT)
+		return "transport";
+	if (st->confirm_receiver || pc->confirm == RPMAFS_CONFIRM_RECEIVER)
+		return "receiver";
+	return st->ever_up ? "transport" : "auto";
 }
 
 static void value_of(const struct spool *sp, const struct spool_stats *st, enum key k,
@@ -75,6 +94,12 @@ static void value_of(const struct spool *sp, const struct spool_stats *st, enum 
 		snprintf(buf, len, "%s",
 			pc->completion == RPMAFS_COMPLETION_ALWAYS ? "always" : "on_error");
 		break;
+	case K_CONFIRM:
+		snprintf(buf, len, "%s", confirm_name(pc, st));
+		break;
+	case K_CLOSE:
+		snprintf(buf, len, "%s", pc->close == RPMAFS_CLOSE_WAIT ? "wait" : "return");
+		break;
 	case K_MAX_MESSAGE:
 		snprintf(buf, len, "%" PRIu32, st->max_message);
 		break;
@@ -83,6 +108,15 @@ static void value_of(const struct spool *sp, const struct spool_stats *st, enum 
 		break;
 	case K_COMPLETED:
 		snprintf(buf, len, "%" PRIu64, st->completed);
+		break;
+	case K_ACKED:
+		snprintf(buf, len, "%" PRIu64, st->acked);
+		break;
+	case K_UNACKED:
+		snprintf(buf, len, "%" PRIu64, st->unacked);
+		break;
+	case K_BAD_ACKS:
+		snprintf(buf, len, "%" PRIu64, st->bad_acks);
 		break;
 	case K_FAILED:
 		snprintf(buf, len, "%" PRIu64, st->failed);
@@ -122,6 +156,9 @@ static void value_of(const struct spool *sp, const struct spool_stats *st, enum 
 		break;
 	case K_PAYLOAD_COPIES:
 		snprintf(buf, len, "%" PRIu64, st->payload_copies);
+		break;
+	case K_RESENT:
+		snprintf(buf, len, "%" PRIu64, st->resent);
 		break;
 	case K_COUNT:
 		buf[0] = '\0';

@@ -14,6 +14,8 @@ sync write that succeeded must have arrived exactly once.
 
 rpmafs's own device (LAB_DEV_A) is not deleted here: rpmafs keeps the
 device it sends from until it is unmounted (see tests/RELIABILITY.md).
+With confirm = transport: these figures are the transport's
+(test_recv_kill_confirm.py has receiver confirmation).
 """
 import sys
 
@@ -29,8 +31,8 @@ def body(work):
     rs = Receiver(work, b, name="recv-s").start()
     ra = Receiver(work, b, name="recv-a").start()
     spool = Spool(work, {
-        "s": {"address": b, "port": rs.port, "mode": "sync", "send_timeout_ms": T_MS},
-        "a": {"address": b, "port": ra.port, "send_timeout_ms": T_MS},
+        "s": {"address": b, "port": rs.port, "mode": "sync", "send_timeout_ms": T_MS, "confirm": "transport"},
+        "a": {"address": b, "port": ra.port, "send_timeout_ms": T_MS, "confirm": "transport"},
     }).mount()
     res0 = resources(spool)
     sizes = (16, 300, 2000, 64)

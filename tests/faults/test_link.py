@@ -10,6 +10,8 @@ link is back (a third spool has send_timeout_ms = 0: its in-flight timeout
 is the minimum, 1 s). The receivers are not killed: every sync write that
 succeeded must have arrived exactly once. The lab network (routes in the
 policy tables, static neighbours) is put back and compared afterwards.
+With confirm = transport: these figures are the transport's
+(test_recv_kill_confirm.py has receiver confirmation).
 """
 import sys
 
@@ -27,10 +29,10 @@ def body(work):
     ra = Receiver(work, b, name="recv-a").start()
     rz = Receiver(work, b, name="recv-z").start()
     spool = Spool(work, {
-        "s": {"address": b, "port": rs.port, "mode": "sync", "send_timeout_ms": T_MS},
-        "a": {"address": b, "port": ra.port, "send_timeout_ms": T_MS},
+        "s": {"address": b, "port": rs.port, "mode": "sync", "send_timeout_ms": T_MS, "confirm": "transport"},
+        "a": {"address": b, "port": ra.port, "send_timeout_ms": T_MS, "confirm": "transport"},
         # no wait for a connection at all; the in-flight timeout is then its minimum, 1 s
-        "z": {"address": b, "port": rz.port, "send_timeout_ms": 0},
+        "z": {"address": b, "port": rz.port, "send_timeout_ms": 0, "confirm": "transport"},
     }).mount()
     res0 = resources(spool)
     sizes = (16, 300, 2000, 64)

@@ -25,8 +25,11 @@ SLOTS = 64
 def body(work):
     _, b = need_lab()
     recv = Receiver(work, b, args=["--slots", str(SLOTS)]).start()
+    # fences are a transport matter, and each write's close must not wait
+    # for the stopped receiver
     spool = Spool(work, {"p": {"address": b, "port": recv.port, "completion": "on_error",
-                               "send_timeout_ms": 10000}}).mount()
+                               "send_timeout_ms": 10000, "confirm": "transport",
+                               "close": "return"}}).mount()
     sent = []
 
     def send(data, flags=0):

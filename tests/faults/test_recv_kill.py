@@ -12,6 +12,8 @@ async -- successful writes = posted = completed + failed, what arrived is a
 subset of them. No duplicates, order kept, no writer waits longer than
 send_timeout_ms + 3 s, and rpmafs holds no more descriptors or threads
 afterwards than before.
+With confirm = transport: these figures are the transport's
+(test_recv_kill_confirm.py has receiver confirmation).
 """
 import sys
 
@@ -27,8 +29,8 @@ def body(work):
     rs = Receiver(work, b, name="recv-s", args=["--slots", str(SLOTS)]).start()
     ra = Receiver(work, b, name="recv-a", args=["--slots", str(SLOTS)]).start()
     spool = Spool(work, {
-        "s": {"address": b, "port": rs.port, "mode": "sync", "send_timeout_ms": T_MS},
-        "a": {"address": b, "port": ra.port, "send_timeout_ms": T_MS},
+        "s": {"address": b, "port": rs.port, "mode": "sync", "send_timeout_ms": T_MS, "confirm": "transport"},
+        "a": {"address": b, "port": ra.port, "send_timeout_ms": T_MS, "confirm": "transport"},
     }).mount()
     res0 = resources(spool)
     sizes = (16, 200, 1000, 4096, 64)

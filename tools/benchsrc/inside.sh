@@ -219,14 +219,18 @@ mkdir "$mnt"
 	for p in 0 1 2 3; do printf '\n[r%s]\naddress = %s\nport = %s\n' "$p" "$LAB_B" $((7204 + p)); done
 	# r0's receiver again, with one signaled send in a quarter window
 	printf '\n[e0]\naddress = %s\nport = 7204\ncompletion = on_error\n' "$LAB_B"
+	# r0's receiver again: transport confirmation (r0 has receiver
+	# confirmation), and receiver confirmation with close = return
+	printf '\n[t0]\naddress = %s\nport = 7204\nconfirm = transport\n' "$LAB_B"
+	printf '\n[c0]\naddress = %s\nport = 7204\nclose = return\n' "$LAB_B"
 } >"$work/rpmafs.ini"
 rpmafs -f --config "$work/rpmafs.ini" "$mnt" 2>"$logs/rpmafs.log" &
 fs=$!
 connected=0
 for ((i = 0; i < 600; i++)); do
 	n=0
-	for p in r0 r1 r2 r3 e0; do status_is "$p" state connected && n=$((n + 1)); done
-	[ $n = 5 ] && connected=1 && break
+	for p in r0 r1 r2 r3 e0 t0 c0; do status_is "$p" state connected && n=$((n + 1)); done
+	[ $n = 7 ] && connected=1 && break
 	kill -0 $fs 2>/dev/null || break
 	nap 0.05
 done
@@ -335,9 +339,9 @@ if [ $connected = 1 ]; then
 	p0=$(st r0 posted)
 	t0=$(now)
 	for ((i = 0; i < SHELL_N; i++)); do echo "message $i" >"$mnt/r0"; done
-	# until rpma-recv has them all (each completion means delivered)
+	# until rpma-recv has them all (close = wait: each close waited for its ack)
 	for ((i = 0; i < 2000; i++)); do
-		[ "$(st r0 completed)" = "$(st r0 posted)" ] && break
+		[ "$(st r0 acked)" = "$(st r0 posted)" ] && break
 		nap 0.005
 	done
 	t1=$(now)
@@ -347,6 +351,23 @@ if [ $connected = 1 ]; then
 		note shell.echo "missing: $(($(st r0 posted) - p0)) of $SHELL_N messages posted"
 	fi
 	put shell.messages "$SHELL_N"
+	# what close = wait costs: the same loop with close = return, timed until
+	# rpma-recv acknowledged everything too
+	p0=$(st c0 posted) a0=$(st c0 acked)
+	t0=$(now)
+	for ((i = 0; i < SHELL_N; i++)); do echo "message $i" >"$mnt/c0"; done
+	t_ret=$(now)
+	for ((i = 0; i < 2000; i++)); do
+		[ $(($(st c0 acked) - a0)) = "$SHELL_N" ] && break
+		nap 0.005
+	done
+	t1=$(now)
+	if [ $(($(st c0 posted) - p0)) = "$SHELL_N" ]; then
+		put shell.echo_close_return_s "$(minus "$t_ret" "$t0")"
+		put shell.echo_close_return_acked_s "$(minus "$t1" "$t0")"
+	else
+		note shell.echo_close_return "missing: $(($(st c0 posted) - p0)) of $SHELL_N messages posted"
+	fi
 	if command -v nc >/dev/null; then
 		nc -lk "$LAB_B" 7400 >"$work/nc.out" 2>"$logs/nc-listen.log" </dev/null &
 		ncl=$!
@@ -396,6 +417,19 @@ if [ $connected = 1 ]; then
 		put_line "round.$r.raw.lat.64" "$line" median_us
 		line=$(timeout 300 bench-writer --latency --sync --warmup 20 "$mnt/r0" 64 "${FS_LAT_N[0]}" 2>>"$logs/writer.log")
 		put_line "round.$r.rpmafs.sync.64" "$line" median_us
+		# receiver confirmation (r0) against transport confirmation (t0), same receiver
+		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/t0" 64 "${FS_RATE_N[0]}" 2>>"$logs/writer.log")
+		put_line "round.$r.transport.async.64" "$line" msg_s
+		snap=$(link_snap)
+		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/r0" 64 "${FS_RATE_N[0]}" 2>>"$logs/writer.log")
+		put_line "round.$r.acked.async.64" "$line" msg_s
+		link_put "round.$r.acked.async.64" "$snap"
+		line=$(timeout 300 bench-writer --latency --sync --warmup 20 "$mnt/t0" 64 "${FS_LAT_N[0]}" 2>>"$logs/writer.log")
+		put_line "round.$r.transport.sync.64" "$line" median_us
+		snap=$(link_snap)
+		line=$(timeout 300 bench-writer --latency --sync --warmup 20 "$mnt/r0" 64 "${FS_LAT_N[0]}" 2>>"$logs/writer.log")
+		put_line "round.$r.acked.sync.64" "$line" median_us
+		link_put "round.$r.acked.sync.64" "$snap"
 	done
 	stop "$rounds_recv"
 

@@ -34,6 +34,8 @@
 #define RECEIVED(addr, len) ((void)(addr), (void)(len))
 #endif
 
+#include "ack.h"
+#include "confirm.h"
 #include "conn.h"
 #include "fd.h"
 #include "log.h"
@@ -86,6 +88,10 @@ struct recv_conn {
 	uint64_t seen;			   /* messages + dropped when last looked at */
 
 	uint64_t messages, bytes, dropped;
+
+	struct recv_confirm *confirm; /* the sender takes acknowledgements (confirm.h) */
+	bool owed;		      /* in srv->owed: an acknowledgement may be due */
+	struct recv_conn *owed_next;
 };
 
 static void describe_peer(const struct sockaddr_storage *ss, char *text, size_t size)
@@ -321,6 +327,56 @@ static int map_conn(struct recv_conn *c)
 	return 0;
 }
 
+/*
+ * setup_confirm -- the sender offered receiver confirmation: take it, with
+ * credits that are true. With --no-srq the connection's own slots, one kept
+ * for a REQUEST. With the shared queue, a share of its receives is held for
+ * this connection (returned when it ends) while the shares add up to no
+ * more than the queue has; past that each connection still gets two, and
+ * plain senders on the same queue are not held to any share (see
+ * rpma-recv(1), FLOW CONTROL). On failure the connection goes on without.
+ */
+static void setup_confirm(struct recv_conn *c, const char *peer)
+{
+	struct recv_server *srv = c->srv;
+	uint32_t slots = srv->opts->slots, share;
+	int ret;
+
+	if (srv->srq) {
+		share = slots / 8;
+		if (share > 64)
+			share = 64;
+		if (share > slots - srv->reserved)
+			share = slots - srv->reserved;
+		if (share < 2)
+			share = 2;
+	} else {
+		share = slots < 2 ? 2 : slots;
+	}
+	ret = recv_confirm_new(srv->peer, (uint16_t)(share - 1), &c->confirm);
+	if (ret) {
+		recv_log(RECV_LOG_ERROR,
+			"connection %s: cannot register its acknowledgement buffers (%s): it goes "
+			"on without receiver confirmation",
+			peer, ret < 0 ? strerror(-ret) : rpma_err_2str(ret));
+		return;
+	}
+	if (srv->srq) {
+		c->confirm->reserved = share;
+		srv->reserved += share;
+	}
+}
+
+static void drop_confirm(struct recv_conn *c)
+{
+	if (!c->confirm)
+		return;
+	c->srv->reserved -= c->confirm->reserved;
+	c->srv->duplicates += c->confirm->duplicates;
+	c->srv->acks += c->confirm->acks;
+	recv_confirm_delete(&c->confirm);
+}
+
 void recv_conn_request(struct recv_server *srv, struct rpma_conn_req **req)
 {
 	const struct recv_options *opts = srv->opts;
@@ -374,9 +430,11 @@ void recv_conn_request(struct recv_server *srv, struct rpma_conn_req **req)
 	c->cq_fd = -1;
 	c->id = srv->accepted + 1;
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
+	if (kind == RPMAFS_PDATA_OK && (pd.flags & RPMAFS_PDATA_F_ACK))
+		setup_confirm(c, peer);
 	if (kind == RPMAFS_PDATA_OK)
-		snprintf(c->kind, sizeof(c->kind), "rpmafs sender, max_message %" PRIu32,
-			pd.max_message);
+		snprintf(c->kind, sizeof(c->kind), "rpmafs sender, max_message %" PRIu32 "%s",
+			pd.max_message, c->confirm ? ", acknowledged" : "");
 	else
 		snprintf(c->kind, sizeof(c->kind), "no rpmafs private data");
 
@@ -389,8 +447,15 @@ void recv_conn_request(struct recv_server *srv, struct rpma_conn_req **req)
 	 * the truthful figure is 0 (none promised); a sender then keeps its
 	 * own window and RNR retry holds it back when the queue runs dry.
 	 */
-	rpmafs_pdata_encode(
-		&(struct rpmafs_pdata){opts->max_message, srv->srq ? 0 : opts->slots}, reply);
+	if (c->confirm)
+		/* the flag only in answer to a sender that offered it */
+		rpmafs_pdata_encode(&(struct rpmafs_pdata){opts->max_message, c->confirm->credits,
+					    RPMAFS_PDATA_F_ACK},
+			reply);
+	else
+		rpmafs_pdata_encode(
+			&(struct rpmafs_pdata){opts->max_message, srv->srq ? 0 : opts->slots, 0},
+			reply);
 	ours.ptr = reply;
 	ours.len = sizeof(reply);
 	ret = rpma_conn_req_connect(req, &ours, &c->conn);
@@ -398,6 +463,7 @@ void recv_conn_request(struct recv_server *srv, struct rpma_conn_req **req)
 		recv_log(RECV_LOG_ERROR, "accepting connection %s failed: %s", peer,
 			rpma_err_2str(ret));
 		free_buffers(c);
+		drop_confirm(c);
 		free(c);
 		return;
 	}
@@ -408,6 +474,7 @@ void recv_conn_request(struct recv_server *srv, struct rpma_conn_req **req)
 		(void)rpma_conn_disconnect(c->conn);
 		(void)rpma_conn_delete(&c->conn);
 		free_buffers(c);
+		drop_confirm(c);
 		free(c);
 		return;
 	}
@@ -441,6 +508,7 @@ static void set_pending(struct recv_conn *c, bool pending)
 
 static void drain_cq(struct recv_conn *c, unsigned budget);
 static void drain_srq(struct recv_server *srv, unsigned budget);
+static int send_ack(struct recv_conn *c);
 
 /*
  * finish -- the connection is over: delete it and keep it for the reaper.
@@ -478,6 +546,15 @@ static void finish(struct recv_conn *c, const char *how)
 		recv_qpmap_remove(srv->qps, c->qp_num);
 	c->in_map = false;
 	free_buffers(c);
+	if (c->owed) {
+		struct recv_conn **pp = &srv->owed;
+
+		while (*pp != c)
+			pp = &(*pp)->owed_next;
+		*pp = c->owed_next;
+		c->owed = false;
+	}
+	drop_confirm(c);
 	srv->locked -= c->buf_size;
 	srv->open--;
 	c->state = CONN_DEAD;
@@ -623,10 +700,22 @@ static void failed_receive(struct recv_conn *c, const struct ibv_wc *wc)
 	close_conn(c, why);
 }
 
+/* owe -- an acknowledgement may be due: recv_conn_acks() looks at it */
+static void owe(struct recv_conn *c)
+{
+	if (c->owed)
+		return;
+	c->owed = true;
+	c->owed_next = c->srv->owed;
+	c->srv->owed = c;
+}
+
 /* deliver -- write one received message out (or drop it), count it */
-static void deliver(struct recv_conn *c, const uint8_t *msg, uint32_t len)
+static void deliver(struct recv_conn *c, const struct ibv_wc *wc, const uint8_t *msg)
 {
 	struct recv_server *srv = c->srv;
+	uint32_t len = wc->byte_len, num = 0;
+	const char *why;
 	int ret;
 
 	RECEIVED(msg, len);
@@ -634,10 +723,35 @@ static void deliver(struct recv_conn *c, const uint8_t *msg, uint32_t len)
 		c->dropped++;
 		return;
 	}
+	if (c->confirm) {
+		switch (recv_confirm_take(c->confirm, wc, &num, &why)) {
+		case RECV_TAKE_RECORD:
+			break;
+		case RECV_TAKE_DUPLICATE:
+			recv_log(RECV_LOG_DEBUG, "connection %lu %s: message %" PRIu32
+				" again: a duplicate, dropped", c->id, c->peer,
+				ntohl(wc->imm_data) & RPMAFS_SEQ_MASK);
+			owe(c);
+			return;
+		case RECV_TAKE_REQUEST:
+			owe(c);
+			return;
+		case RECV_TAKE_BAD:
+			recv_log(RECV_LOG_ERROR, "connection %lu %s: %s", c->id, c->peer, why);
+			c->discard = true;
+			c->dropped++;
+			close_conn(c, why);
+			return;
+		}
+	}
 	ret = recv_output_write(srv->out, msg, len);
 	if (ret) {
 		output_failed(c, ret, len);
 		return;
+	}
+	if (c->confirm) {
+		recv_confirm_written(c->confirm, num, recv_now_ms());
+		owe(c);
 	}
 	c->messages++;
 	c->bytes += len;
@@ -651,9 +765,19 @@ static void deliver(struct recv_conn *c, const uint8_t *msg, uint32_t len)
 static void on_completion(struct recv_conn *c, const struct ibv_wc *wc)
 {
 	uint64_t slot = wc->wr_id;
+	const char *why;
 	size_t offset;
 	int ret;
 
+	if ((slot & RECV_ACK_TAG) && c->confirm) {
+		/* an acknowledgement went out (or failed to) */
+		if (recv_confirm_sent(c->confirm, wc, &why) && wc->status != IBV_WC_WR_FLUSH_ERR) {
+			recv_log(RECV_LOG_ERROR, "connection %lu %s: acknowledgement failed: %s",
+				c->id, c->peer, why);
+			close_conn(c, "acknowledgement failed");
+		}
+		return;
+	}
 	if (wc->status != IBV_WC_SUCCESS) {
 		failed_receive(c, wc);
 		return;
@@ -668,7 +792,7 @@ static void on_completion(struct recv_conn *c, const struct ibv_wc *wc)
 	}
 
 	offset = (size_t)slot * c->slot_size;
-	deliver(c, c->buf + offset, wc->byte_len);
+	deliver(c, wc, c->buf + offset);
 
 	/* the slot is free again: post it at once, unless we are closing */
 	if (c->state >= CONN_CLOSING)
@@ -718,7 +842,7 @@ static void on_srq_completion(struct recv_server *srv, const struct ibv_wc *wc)
 			c->id, c->peer, (int)wc->opcode, wc->byte_len);
 		close_conn(c, "unexpected completion");
 	} else {
-		deliver(c, recv_srq_slot(q, (uint32_t)slot), wc->byte_len);
+		deliver(c, wc, recv_srq_slot(q, (uint32_t)slot));
 	}
 
 	ret = recv_srq_post(q, (uint32_t)slot);
@@ -933,6 +1057,12 @@ void recv_conn_shutdown_all(struct recv_server *srv, bool drain)
 		next = c->next;
 		if (drain && !srv->srq)
 			drain_cq(c, 0);
+		/* what is written out is acknowledged before the goodbye: no re-send of it */
+		if (drain && c->confirm && c->state < CONN_CLOSING) {
+			c->confirm->prompt = true;
+			if (recv_confirm_due(c->confirm, recv_now_ms()) == 0 && !srv->opts->fsync)
+				(void)send_ack(c);
+		}
 		if (c->state != CONN_DEAD)
 			close_conn(c, why);
 	}
@@ -960,4 +1090,64 @@ void recv_conn_reap(struct recv_server *srv)
 		srv->dead = c->next;
 		free(c);
 	}
+}
+
+/*
+ * send_ack -- one connection's acknowledgement; 0, or 1 when its buffers
+ * are all in flight (tried again at the next look)
+ */
+static int send_ack(struct recv_conn *c)
+{
+	struct rpma_cq *cq = NULL;
+	const char *why;
+	int ret;
+
+	/* with the shared queue, the connection's own CQ holds only our sends */
+	if (c->srv->srq && rpma_conn_get_cq(c->conn, &cq))
+		cq = NULL;
+	ret = recv_confirm_send(c->confirm, c->conn, cq, &why);
+	if (ret < 0) {
+		recv_log(RECV_LOG_ERROR, "connection %lu %s: sending an acknowledgement: %s",
+			c->id, c->peer, why);
+		close_conn(c, "acknowledgement not sent");
+	}
+	return ret;
+}
+
+int recv_conn_acks(struct recv_server *srv)
+{
+	struct recv_conn **pp = &srv->owed, *c;
+	int64_t now = recv_now_ms();
+	bool synced = false;
+	int wait = -1, due;
+
+	while ((c = *pp)) {
+		due = c->state < CONN_CLOSING ? recv_confirm_due(c->confirm, now) : -1;
+		if (due == 0 && srv->opts->fsync && !synced) {
+			/* one sync for every acknowledgement of this round */
+			int ret = recv_output_sync(srv->out);
+
+			if (ret) {
+				recv_log(RECV_LOG_ERROR, "cannot sync %s: %s; nothing more is "
+					"acknowledged", recv_output_name(srv->out), strerror(-ret));
+				srv->stop = RECV_STOP_OUTPUT_GONE;
+				return -1;
+			}
+			synced = true;
+		}
+		if (due == 0 && send_ack(c) == 1)
+			due = 1; /* every buffer in flight: look again in a moment */
+		if (due == 0)
+			due = recv_confirm_due(c->confirm, now);
+		if (due < 0) {
+			/* nothing owed: off the list until the next record */
+			*pp = c->owed_next;
+			c->owed = false;
+			continue;
+		}
+		if (wait < 0 || due < wait)
+			wait = due;
+		pp = &c->owed_next;
+	}
+	return wait;
 }

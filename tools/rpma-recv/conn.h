@@ -74,6 +74,10 @@ struct recv_server {
 	unsigned long rejected;
 	size_t locked;	/* bytes of registered receive buffers */
 	uint64_t stray; /* SRQ completions of no open connection (dropped) */
+
+	struct recv_conn *owed; /* connections that may owe their sender an acknowledgement */
+	uint32_t reserved;	/* receives of the shared queue held for acknowledging senders */
+	uint64_t acks, duplicates; /* of connections that have ended */
 };
 
 /*
@@ -113,6 +117,13 @@ void recv_conn_reap(struct recv_server *srv);
  * milliseconds the loop may sleep before it must call again (-1: no limit)
  */
 int recv_conn_settle(struct recv_server *srv);
+
+/*
+ * recv_conn_acks -- send the acknowledgements that are due (after one
+ * sync of the output with --fsync); returns how many milliseconds the loop
+ * may sleep before the next one is due (-1: none owed)
+ */
+int recv_conn_acks(struct recv_server *srv);
 
 /* recv_now_ms -- monotonic milliseconds (deadlines, the settling of a closing connection) */
 int64_t recv_now_ms(void);

@@ -19,6 +19,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "confirm.h"
 #include "conn.h"
 #include "fd.h"
 #include "log.h"
@@ -147,15 +148,19 @@ static int setup_rpma(struct loop *lp, struct recv_options *opts)
 		 * connection costs a queue pair and little else.
 		 */
 		ret = rpma_conn_cfg_set_srq(lp->srv.conn_cfg, lp->srv.srq->srq);
+		/* it sends only acknowledgements (confirm.h), a few at a time */
 		if (!ret)
-			ret = rpma_conn_cfg_set_sq_size(lp->srv.conn_cfg, 1);
+			ret = rpma_conn_cfg_set_sq_size(lp->srv.conn_cfg, RECV_ACK_BUFS);
 		if (!ret)
-			ret = rpma_conn_cfg_set_cq_size(lp->srv.conn_cfg, 1);
+			ret = rpma_conn_cfg_set_cq_size(lp->srv.conn_cfg, RECV_ACK_BUFS);
 		if (!ret)
 			ret = rpma_conn_cfg_set_rq_size(lp->srv.conn_cfg, 1);
 	} else if (!ret) {
-		/* one CQ entry and one receive queue entry per slot: nothing else is posted */
-		ret = rpma_conn_cfg_set_cq_size(lp->srv.conn_cfg, opts->slots);
+		/* one CQ entry per slot and per acknowledgement in flight */
+		ret = rpma_conn_cfg_set_sq_size(lp->srv.conn_cfg, RECV_ACK_BUFS);
+		if (!ret)
+			ret = rpma_conn_cfg_set_cq_size(lp->srv.conn_cfg,
+				opts->slots + RECV_ACK_BUFS);
 		if (!ret)
 			ret = rpma_conn_cfg_set_rq_size(lp->srv.conn_cfg, opts->slots);
 	}
@@ -300,7 +305,7 @@ static int run(struct loop *lp)
 {
 	struct recv_server *srv = &lp->srv;
 	struct epoll_event evs[32];
-	int timeout, settle, n;
+	int timeout, settle, acks, n;
 
 	for (;;) {
 		if (!lp->stopping && srv->stop != RECV_RUNNING)
@@ -320,6 +325,9 @@ static int run(struct loop *lp)
 		 * a connection settling wants a look every few milliseconds
 		 */
 		settle = recv_conn_settle(srv);
+		acks = recv_conn_acks(srv);
+		if (acks >= 0 && (settle < 0 || acks < settle))
+			settle = acks;
 		recv_conn_reap(srv);
 		if (srv->pending || srv->srq_pending)
 			timeout = 0;
@@ -400,6 +408,8 @@ int main(int argc, char *argv[])
 	lp.srv.opts = &opts;
 
 	ret = recv_output_open(opts.format, opts.output, &lp.srv.out);
+	if (!ret)
+		recv_output_set_durable(lp.srv.out, opts.fsync);
 	if (ret) {
 		fprintf(stderr, "rpma-recv: cannot open %s%s: %s\n",
 			opts.output ? opts.output : "standard output",

@@ -27,6 +27,9 @@ static const char usage_text[] =
 	"  -f, --format FORMAT       raw, lines, len or dir (default raw)\n"
 	"  -o, --output PATH         file (or directory, for dir) instead of standard output\n"
 	"  -c, --count N             exit after writing N messages in all\n"
+	"      --fsync               acknowledge a message to its sender only once it is\n"
+	"                            synced to disk (fdatasync; dir: each file, then the\n"
+	"                            directory), not once it is written\n"
 	"  -a, --allow ADDR/PREFIX   accept only peers from this network (repeatable)\n"
 	"  -q, --quiet               print only errors and rejected connections\n"
 	"  -v, --verbose             print more about each connection\n"
@@ -164,6 +167,9 @@ static int apply_option(int opt, const char *arg, bool have_allow, struct recv_o
 	case 'S':
 		opts->srq = false;
 		return 0;
+	case 'F':
+		opts->fsync = true;
+		return 0;
 	case 'M':
 		if (option_number("max-connections", arg, RECV_MAX_CONNS, &v))
 			return -1;
@@ -217,6 +223,7 @@ enum recv_parse_result recv_options_parse(
 		{"format", required_argument, NULL, 'f'},
 		{"output", required_argument, NULL, 'o'},
 		{"count", required_argument, NULL, 'c'},
+		{"fsync", no_argument, NULL, 'F'},
 		{"allow", required_argument, NULL, 'a'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},

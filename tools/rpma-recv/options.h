@@ -34,6 +34,7 @@ struct recv_options {
 	uint64_t count;	    /* 0: no limit */
 	struct recv_allow *allow;
 	enum recv_verbosity verbosity;
+	bool fsync;	    /* --fsync: acknowledge only what is synced to disk */
 };
 
 /* what recv_options_parse() found */

@@ -25,6 +25,7 @@ struct recv_output {
 	uint64_t next_seq; /* dir: the number the next file gets */
 	char *name;
 	uint8_t *line_buf; /* lines: escaped text on its way out */
+	bool durable;	   /* --fsync: dir files are synced before their rename */
 };
 
 static const char *const format_names[] = {
@@ -176,6 +177,9 @@ static int write_dir_file(struct recv_output *out, const uint8_t *msg, size_t le
 	if (fd < 0)
 		return -errno;
 	ret = write_all(fd, msg, len, &done);
+	/* --fsync: the data is on disk before the name appears */
+	if (!ret && out->durable && fdatasync(fd))
+		ret = -errno;
 	if (close(fd) && !ret)
 		ret = -errno;
 	if (!ret) {
@@ -340,4 +344,20 @@ int recv_output_close(struct recv_output **out_ptr)
 	free(out);
 	*out_ptr = NULL;
 	return ret;
+}
+
+void recv_output_set_durable(struct recv_output *out, bool durable)
+{
+	out->durable = durable;
+}
+
+int recv_output_sync(struct recv_output *out)
+{
+	/* dir: the files were synced one by one; the renames live in the directory */
+	int ret = out->format == RECV_FORMAT_DIR ? fsync(out->fd) : fdatasync(out->fd);
+
+	/* a pipe, a terminal, a socket: nothing to sync, the write was all there is */
+	if (ret && (errno == EINVAL || errno == EROFS || errno == ENOTSUP))
+		return 0;
+	return ret ? -errno : 0;
 }

@@ -47,6 +47,20 @@ int recv_output_open(enum recv_format format, const char *path, struct recv_outp
 int recv_output_write(struct recv_output *out, const void *msg, size_t len);
 
 /*
+ * recv_output_set_durable -- --fsync: dir files are fdatasync'd before
+ * their rename (streams are synced by recv_output_sync())
+ */
+void recv_output_set_durable(struct recv_output *out, bool durable);
+
+/*
+ * recv_output_sync -- make every record written so far durable:
+ * fdatasync() of a stream, fsync() of the directory for dir (the renames).
+ * An output that cannot be synced (pipe, terminal) counts as synced.
+ * Returns 0 or a negative errno.
+ */
+int recv_output_sync(struct recv_output *out);
+
+/*
  * recv_output_name -- "standard output", the file's path or the directory's
  * path, for messages
  */

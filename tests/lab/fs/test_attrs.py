@@ -12,7 +12,10 @@ from fslab import *
 def body(work):
     _, b = need_lab()
     recv = Receiver(work, b, args=["--slots", "2"]).start()
-    spool = Spool(work, {"alpha": {"address": b, "port": recv.port, "send_timeout_ms": 20000}}).mount()
+    # about transport completions (a message held in flight by a stopped
+    # receiver) and a close that does not wait for them
+    spool = Spool(work, {"alpha": {"address": b, "port": recv.port, "send_timeout_ms": 20000,
+                                   "confirm": "transport", "close": "return"}}).mount()
     path = spool.file("alpha")
 
     check(spool.write("alpha", b"a") == 0, "first write")

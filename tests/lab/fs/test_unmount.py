@@ -15,8 +15,11 @@ def body(work):
     # few receives posted: once they are used up the stopped receiver
     # answers RNR forever, and sync writes wait for completions
     recv = Receiver(work, b, args=["--slots", "2"]).start()
+    # sync writers held by sends a stopped receiver's adapter will not
+    # complete: transport confirmation (with receiver confirmation they
+    # would wait for acknowledgements instead, the same in effect)
     spool = Spool(work, {"alpha": {"address": b, "port": recv.port, "mode": "sync",
-                                   "send_timeout_ms": 8000}}).mount()
+                                   "send_timeout_ms": 8000, "confirm": "transport"}}).mount()
     check(spool.write("alpha", b"first") == 0, "the first write failed")
     recv.proc.send_signal(signal.SIGSTOP)
 

@@ -155,7 +155,7 @@ static int parse_args(int argc, char *argv[], struct sender *s)
 	if (strcmp(pdata, "none") == 0) {
 		s->pdata_len = 0;
 	} else if (strcmp(pdata, "rpmafs") == 0) {
-		struct rpmafs_pdata pd = {(uint32_t)(s->max_size ? s->max_size : 1), 0};
+		struct rpmafs_pdata pd = {(uint32_t)(s->max_size ? s->max_size : 1), 0, 0};
 
 		rpmafs_pdata_encode(&pd, s->pdata);
 		s->pdata_len = RPMAFS_PDATA_LEN;

@@ -216,6 +216,8 @@ static void test_minimal_defaults(void **state)
 	assert_int_equal(p->type, RPMAFS_PEER_RDMA);
 	assert_int_equal(p->mode, RPMAFS_MODE_ASYNC);
 	assert_int_equal(p->completion, RPMAFS_COMPLETION_ALWAYS);
+	assert_int_equal(p->confirm, RPMAFS_CONFIRM_AUTO);
+	assert_int_equal(p->close, RPMAFS_CLOSE_WAIT);
 	assert_int_equal(p->max_message, 1048576);
 	assert_int_equal(p->send_timeout_ms, 5000);
 	assert_int_equal(p->connect_timeout_ms, 1000);
@@ -544,6 +546,15 @@ static void test_enums(void **state)
 	cfg = load_peer_line(fx, "completion = On_Error");
 	assert_int_equal(cfg->peers[0].completion, RPMAFS_COMPLETION_ON_ERROR);
 	rpmafs_cfg_delete(&cfg);
+	cfg = load_peer_line(fx, "confirm = Receiver");
+	assert_int_equal(cfg->peers[0].confirm, RPMAFS_CONFIRM_RECEIVER);
+	rpmafs_cfg_delete(&cfg);
+	cfg = load_peer_line(fx, "confirm = transport");
+	assert_int_equal(cfg->peers[0].confirm, RPMAFS_CONFIRM_TRANSPORT);
+	rpmafs_cfg_delete(&cfg);
+	cfg = load_peer_line(fx, "close = return");
+	assert_int_equal(cfg->peers[0].close, RPMAFS_CLOSE_RETURN);
+	rpmafs_cfg_delete(&cfg);
 	cfg = load_peer_line(fx, "type = Null");
 	assert_int_equal(cfg->peers[0].type, RPMAFS_PEER_NULL);
 	rpmafs_cfg_delete(&cfg);
@@ -552,6 +563,9 @@ static void test_enums(void **state)
 	peer_line_bad(fx, "completion = sometimes", "completion",
 		"\"sometimes\" is not valid; use always or on_error");
 	peer_line_bad(fx, "completion = on-error", "completion", "use always or on_error");
+	peer_line_bad(fx, "confirm = nic", "confirm",
+		"\"nic\" is not valid; use receiver or transport");
+	peer_line_bad(fx, "close = later", "close", "\"later\" is not valid; use wait or return");
 	peer_line_bad(fx, "type = tcp", "type", "\"tcp\" is not valid; use rdma or null");
 	peer_line_bad(fx, "mode =", "mode", "\"\" is not valid; use async or sync");
 }
@@ -679,13 +693,13 @@ static void test_unknown_keys(void **state)
 	char *err;
 
 	peer_line_bad(fx, "adress = 10.0.0.1", "adress",
-		"unknown key (did you mean address?); a peer's keys are address, port, type, mode, completion, max_message, send_timeout_ms and connect_timeout_ms");
+		"unknown key (did you mean address?); a peer's keys are address, port, type, mode, completion, confirm, close, max_message, send_timeout_ms and connect_timeout_ms");
 	peer_line_bad(
 		fx, "max_mesage = 4K", "max_mesage", "unknown key (did you mean max_message?)");
 	peer_line_bad(fx, "colour = blue", "colour", "unknown key; a peer's keys are");
 	peer_line_bad(fx, "max message = 4K", "max message", "unknown key");
 	assert_one_problem(fx, "[rpmafs]\nlog-level = info\n[a]\naddress = h\n",
-		":2: [rpmafs] log-level: unknown key (did you mean log_level?); [rpmafs] takes log_level, max_message, slots, and the peer defaults port, type, mode, completion, send_timeout_ms and connect_timeout_ms");
+		":2: [rpmafs] log-level: unknown key (did you mean log_level?); [rpmafs] takes log_level, max_message, slots, and the peer defaults port, type, mode, completion, confirm, close, send_timeout_ms and connect_timeout_ms");
 	/* a key before any section */
 	err = load_bad(fx, "port = 7204\n[a]\naddress = h\n");
 	assert_int_equal(count_lines(err), 1);
@@ -1031,9 +1045,9 @@ static void test_many_problems(void **state)
 	free(text);
 	assert_int_equal(count_lines(err), 51);
 	assert_problem(err, fx,
-		":3: [alpha] bogus0: unknown key; a peer's keys are address, port, type, mode, completion, max_message, send_timeout_ms and connect_timeout_ms");
+		":3: [alpha] bogus0: unknown key; a peer's keys are address, port, type, mode, completion, confirm, close, max_message, send_timeout_ms and connect_timeout_ms");
 	assert_problem(err, fx,
-		":52: [alpha] bogus49: unknown key; a peer's keys are address, port, type, mode, completion, max_message, send_timeout_ms and connect_timeout_ms");
+		":52: [alpha] bogus49: unknown key; a peer's keys are address, port, type, mode, completion, confirm, close, max_message, send_timeout_ms and connect_timeout_ms");
 	assert_problem(err, fx, ": 20 more problems not shown");
 	assert_null(strstr(err, "bogus50"));
 	free(err);

@@ -17,7 +17,9 @@
 
 #include "clock.h"
 #include "devices.h"
+#include "ack.h"
 #include "link.h"
+#include "linkack.h"
 #include "loop.h"
 #include "pdata.h"
 
@@ -188,7 +190,24 @@ static struct {
 	uint64_t wr_ids[64];
 	char reason[256];
 	unsigned outstanding; /* what the user says is still posted */
+	unsigned acks, refused_acks;
+	char lost[256]; /* the reason given with LINK_LOST */
+	uint32_t acked;
+	unsigned ack_credits;
 } U;
+
+static void on_ack(void *ctx, const struct rpmafs_ack *ack, unsigned unanswered)
+{
+	(void)ctx;
+	(void)unanswered;
+	if (!ack) {
+		U.refused_acks++;
+		return;
+	}
+	U.acks++;
+	U.acked = ack->acked;
+	U.ack_credits = ack->credits;
+}
 
 static void on_up(void *ctx, uint32_t peer_max, unsigned credits)
 {
@@ -217,11 +236,13 @@ static unsigned on_down(void *ctx, enum link_down why, const char *reason)
 	(void)ctx;
 	U.downs[why]++;
 	snprintf(U.reason, sizeof(U.reason), "%s", reason);
+	if (why == LINK_LOST)
+		snprintf(U.lost, sizeof(U.lost), "%s", reason);
 	return U.outstanding;
 }
 
 static const struct link_ops Ops = {
-	.on_up = on_up, .on_completions = on_completions, .on_down = on_down};
+	.on_up = on_up, .on_completions = on_completions, .on_down = on_down, .on_ack = on_ack};
 
 static struct rpmafs_peer_cfg Peer = {
 	.name = "alpha", .address = UNIT_ADDR, .port = 7204, .type = RPMAFS_PEER_RDMA,
@@ -320,6 +341,35 @@ static void push_wc(uint64_t wr_id, enum ibv_wc_status status)
 	fake_cq_push_wc(the_cq(), &wc);
 }
 
+/* the receiver answers with an rpmafs header offering receiver confirmation */
+static void connect_up_acked(void)
+{
+	uint8_t hdr[RPMAFS_PDATA_LEN];
+	struct rpmafs_pdata pd = {.max_message = 2048, .credits = 8, .flags = RPMAFS_PDATA_F_ACK};
+
+	rpmafs_pdata_encode(&pd, hdr);
+	fake_cm_auto_answer(true, RDMA_CM_EVENT_ESTABLISHED, hdr, sizeof(hdr));
+	attempt();
+	assert_int_equal(link_state(Link), LINK_UP);
+}
+
+/* the receiver's bytes arrive in the acknowledgement receive i */
+static void deliver_ack(unsigned i, const void *bytes, uint32_t len)
+{
+	struct fake_recv_wr r = fake_recv_get(the_qp(), i);
+	struct ibv_wc wc = fx_wc(r.wr_id, IBV_WC_RECV, IBV_WC_SUCCESS);
+
+	memcpy((void *)(uintptr_t)r.sge.addr, bytes, len < r.sge.length ? len : r.sge.length);
+	wc.byte_len = len;
+	fake_cq_push_wc(the_cq(), &wc);
+	run_watches();
+}
+
+static void send_numbered(uint64_t wr_id, uint32_t num)
+{
+	assert_int_equal(link_post_imm(Link, LINK_SEND_EMPTY, 0, 0, wr_id, true, num), 0);
+}
+
 /* ---- the tests ---- */
 
 static void new_link_waits_to_connect(void **state)
@@ -362,7 +412,120 @@ static void sq_depth_is_window_plus_fence_and_spare(void **state)
 
 	assert_int_equal(a.cap.max_send_wr, LINK_SQ_DEPTH(18));
 	assert_int_equal(LINK_SQ_DEPTH(LINK_WINDOW(16)), 16 + 4);
-	assert_int_equal(fake_last_cqe(), LINK_SQ_DEPTH(18) + 1);
+	/* and room for the completions of the acknowledgement receives */
+	assert_int_equal(fake_last_cqe(), LINK_SQ_DEPTH(18) + 1 + LINKACK_RECVS);
+}
+
+/* confirm = receiver against a receiver that does not acknowledge: no silent downgrade */
+static void receiver_confirmation_refused_fails_for_good(void **state)
+{
+	(void)state;
+	Peer.confirm = RPMAFS_CONFIRM_RECEIVER;
+	answer_established(2048, 8); /* an RPMF header without RPMAFS_PDATA_F_ACK */
+	attempt();
+	Peer.confirm = RPMAFS_CONFIRM_AUTO;
+	assert_int_equal(link_state(Link), LINK_FAILED);
+	assert_non_null(strstr(U.reason, "confirm = receiver"));
+	assert_false(link_acks(Link));
+}
+
+/* an offer taken: receives posted for acknowledgements, numbers in the immediate data */
+static void acks_are_received_and_checked(void **state)
+{
+	uint8_t ack[RPMAFS_ACK_LEN];
+
+	(void)state;
+	connect_up_acked();
+	assert_true(link_acks(Link));
+	assert_int_equal(fake_last_connect().pdata[6], RPMAFS_PDATA_F_ACK); /* we offered */
+	assert_int_equal(fake_recv_count(the_qp()), LINKACK_RECVS);
+	send_numbered(1, 7);
+	send_numbered(2, 8 | RPMAFS_IMM_PROMPT);
+	struct fake_send_wr w = fake_send_get(the_qp(), 1);
+
+	assert_int_equal(w.opcode, IBV_WR_SEND_WITH_IMM);
+	assert_int_equal(ntohl(w.imm_data), 8 | RPMAFS_IMM_PROMPT);
+	rpmafs_ack_encode(&(struct rpmafs_ack){8, 5, 0}, ack);
+	deliver_ack(0, ack, sizeof(ack));
+	assert_int_equal(U.acks, 1);
+	assert_int_equal(U.acked, 8);
+	assert_int_equal(U.ack_credits, 5);
+	/* the receive is posted again */
+	assert_int_equal(fake_recv_count(the_qp()), LINKACK_RECVS + 1);
+	assert_int_equal(link_state(Link), LINK_UP);
+}
+
+static void hostile_ack(const void *bytes, uint32_t len, const char *why)
+{
+	connect_up_acked();
+	send_numbered(1, 100);
+	deliver_ack(0, bytes, len);
+	assert_int_equal(U.acks, 0);
+	assert_int_equal(U.refused_acks, 1);
+	/* dropped: UP -> DRAINING (and at once BACKOFF, nothing being outstanding) */
+	assert_int_equal(U.downs[LINK_LOST], 1);
+	assert_int_not_equal(link_state(Link), LINK_UP);
+	assert_non_null(strstr(U.lost, "acknowledgement refused"));
+	if (!strstr(U.lost, why))
+		fail_msg("reason \"%s\", want \"%s\"", U.lost, why);
+}
+
+static void ack_from_the_future_drops_the_connection(void **state)
+{
+	uint8_t ack[RPMAFS_ACK_LEN];
+
+	(void)state;
+	rpmafs_ack_encode(&(struct rpmafs_ack){101, 5, 0}, ack);
+	hostile_ack(ack, sizeof(ack), "future");
+}
+
+static void wrapped_ack_drops_the_connection(void **state)
+{
+	uint8_t ack[RPMAFS_ACK_LEN];
+
+	(void)state;
+	rpmafs_ack_encode(&(struct rpmafs_ack){100 + (1u << 29) + 7, 5, 0}, ack);
+	hostile_ack(ack, sizeof(ack), "before this connection");
+}
+
+static void garbage_ack_drops_the_connection(void **state)
+{
+	uint8_t junk[40];
+
+	(void)state;
+	memset(junk, 0x5a, sizeof(junk));
+	hostile_ack(junk, sizeof(junk), "oversized");
+}
+
+static void malformed_ack_drops_the_connection(void **state)
+{
+	uint8_t junk[RPMAFS_ACK_LEN];
+
+	(void)state;
+	memset(junk, 0x5a, sizeof(junk));
+	hostile_ack(junk, sizeof(junk), "magic");
+}
+
+/* confirm = transport: no offer, no receives, no numbers */
+static void transport_offers_nothing(void **state)
+{
+	(void)state;
+	Peer.confirm = RPMAFS_CONFIRM_TRANSPORT;
+	connect_up_acked(); /* even a receiver that offers is not taken up on it */
+	Peer.confirm = RPMAFS_CONFIRM_AUTO;
+	assert_false(link_acks(Link));
+	assert_int_equal(fake_last_connect().pdata[6], 0);
+	assert_int_equal(fake_recv_count(the_qp()), 0);
+	send_numbered(1, 5);
+	assert_int_equal(fake_send_get(the_qp(), 0).opcode, IBV_WR_SEND);
+}
+
+/* the default takes what the receiver offers, and a plain one is plain */
+static void plain_receiver_is_transport_confirmed(void **state)
+{
+	(void)state;
+	connect_up();
+	assert_false(link_acks(Link));
 }
 
 static void malformed_pdata_fails_for_good(void **state)
@@ -827,6 +990,14 @@ int main(void)
 		T(plain_receiver_reports_no_limit),
 		T(sq_depth_is_window_plus_fence_and_spare),
 		T(malformed_pdata_fails_for_good),
+		T(receiver_confirmation_refused_fails_for_good),
+		T(plain_receiver_is_transport_confirmed),
+		T(acks_are_received_and_checked),
+		T(ack_from_the_future_drops_the_connection),
+		T(wrapped_ack_drops_the_connection),
+		T(garbage_ack_drops_the_connection),
+		T(malformed_ack_drops_the_connection),
+		T(transport_offers_nothing),
 		T(rejected_attempt_backs_off),
 		T(backoff_doubles_to_the_cap),
 		T(backoff_resets_once_connected),

@@ -280,6 +280,42 @@ static void dir_files_continue_after_existing(void **state)
 	assert_int_equal(count_entries(f->path, ""), 5);
 }
 
+/* --fsync: syncing a file, a durable directory, and an output that cannot be synced */
+static void sync_makes_records_durable(void **state)
+{
+	struct fixture *f = *state;
+	struct recv_output *out;
+	int fds[2];
+
+	assert_int_equal(recv_output_open(RECV_FORMAT_LEN, f->path, &out), 0);
+	write_ok(out, "abc", 3);
+	assert_int_equal(recv_output_sync(out), 0);
+	assert_int_equal(recv_output_close(&out), 0);
+
+	snprintf(f->path + strlen(f->path), sizeof(f->path) - strlen(f->path), ".d");
+	assert_int_equal(recv_output_open(RECV_FORMAT_DIR, f->path, &out), 0);
+	recv_output_set_durable(out, true);
+	write_ok(out, "durable", 7);
+	assert_int_equal(recv_output_sync(out), 0);
+	assert_int_equal(recv_output_close(&out), 0);
+	file_is(f->path, "00000000000000000001", "durable", 7);
+
+	/* a pipe has nothing to sync: that is no error */
+	assert_int_equal(pipe(fds), 0);
+	int saved = dup(1);
+
+	assert_true(saved >= 0);
+	assert_int_equal(dup2(fds[1], 1), 1);
+	assert_int_equal(recv_output_open(RECV_FORMAT_RAW, NULL, &out), 0);
+	write_ok(out, "x", 1);
+	assert_int_equal(recv_output_sync(out), 0);
+	assert_int_equal(recv_output_close(&out), 0);
+	assert_int_equal(dup2(saved, 1), 1);
+	close(saved);
+	close(fds[0]);
+	close(fds[1]);
+}
+
 static void dir_needs_a_directory(void **state)
 {
 	struct fixture *f = *state;
@@ -385,6 +421,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(len_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(dir_files_continue_after_existing, setup, teardown),
 		cmocka_unit_test_setup_teardown(dir_needs_a_directory, setup, teardown),
+		cmocka_unit_test_setup_teardown(sync_makes_records_durable, setup, teardown),
 		cmocka_unit_test_setup_teardown(failed_record_is_rolled_back, setup, teardown),
 		cmocka_unit_test(closed_pipe_is_epipe),
 	};

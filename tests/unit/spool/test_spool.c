@@ -20,6 +20,7 @@
 
 #include <librpma.h>
 
+#include "ack.h"
 #include "clock.h"
 #include "link.h"
 #include "loop.h"
@@ -47,7 +48,10 @@ static struct post {
 	uint32_t len;
 	uint64_t wr_id;
 	bool signaled;
+	bool has_imm; /* link_post_imm on a receiver-confirmed connection */
+	uint32_t imm;
 } Posts[MAX_POSTS];
+static bool Acks; /* the connection the test brings up is receiver-confirmed */
 static unsigned Nposts, Drops, Drop_outstanding, Closes, Stops;
 static int Post_ret;
 static uint64_t Link_next, Armed;
@@ -82,8 +86,26 @@ int link_post(struct link *link, enum link_op op, size_t offset, uint32_t len, u
 	if (Post_ret)
 		return Post_ret;
 	assert_true(Nposts < MAX_POSTS);
-	Posts[Nposts++] = (struct post){op, offset, len, wr_id, signaled};
+	Posts[Nposts++] = (struct post){op, offset, len, wr_id, signaled, false, 0};
 	return 0;
+}
+
+int link_post_imm(struct link *link, enum link_op op, size_t offset, uint32_t len,
+	uint64_t wr_id, bool signaled, uint32_t imm)
+{
+	if (!Acks || op == LINK_FENCE)
+		return link_post(link, op, offset, len, wr_id, signaled);
+	if (Post_ret)
+		return Post_ret;
+	assert_true(Nposts < MAX_POSTS);
+	Posts[Nposts++] = (struct post){op, offset, len, wr_id, signaled, true, imm};
+	return 0;
+}
+
+bool link_acks(struct link *link)
+{
+	(void)link;
+	return Acks;
 }
 
 void link_drop(struct link *link, const char *reason, unsigned outstanding)
@@ -226,6 +248,7 @@ static void reset(enum rpmafs_peer_type type, enum rpmafs_completion completion,
 		.send_timeout_ms = send_timeout_ms, .connect_timeout_ms = 1000};
 	Nposts = Drops = Drop_outstanding = Closes = Stops = Nreplies = Invalidations = 0;
 	Post_ret = 0;
+	Acks = false;
 	Link_next = Armed = 0;
 	Status = "connecting";
 	Unsent_cause = 0;
@@ -1085,6 +1108,275 @@ static void tick_returns_the_soonest_deadline(void **state)
 	spool_release(&Sp, fh);
 }
 
+/* ---- receiver confirmation (docs/design.md §8.6) ---- */
+
+static void ack(uint32_t acked, uint16_t credits, unsigned unanswered)
+{
+	struct rpmafs_ack a = {acked, credits, 0};
+
+	Ops->on_ack(Ctx, &a, unanswered);
+}
+
+/* with receiver confirmation also completed = acked + unacked */
+static void assert_acked_accounts(void)
+{
+	struct spool_stats st = stats();
+
+	assert_accounts();
+	assert_int_equal(st.completed, st.acked + st.unacked);
+}
+
+static void transport_confirmation_carries_no_numbers(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(true);
+
+	up(0); /* Acks false: a plain receiver */
+	uintptr_t r = write_msg(fh, 8);
+
+	assert_int_equal(Nposts, 1);
+	assert_false(Posts[0].has_imm);
+	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
+	assert_non_null(reply_of(r));
+	assert_false(stats().confirm_receiver);
+	assert_int_equal(stats().acked, 0);
+	assert_int_equal(stats().bytes_confirmed, 8);
+	spool_release(&Sp, fh);
+}
+
+static void sync_write_returns_at_the_ack(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(true);
+
+	Acks = true;
+	up(8);
+	assert_true(stats().confirm_receiver);
+	uintptr_t r = write_msg(fh, 8);
+
+	assert_int_equal(Nposts, 1);
+	assert_true(Posts[0].has_imm);
+	/* number 1, and someone waits: acknowledge at once */
+	assert_int_equal(Posts[0].imm, 1 | RPMAFS_IMM_PROMPT);
+	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
+	/* the receiving NIC has it; the receiving program may not */
+	assert_null(reply_of(r));
+	assert_int_equal(stats().completed, 1);
+	assert_int_equal(stats().unacked, 1);
+	assert_int_equal(stats().bytes_confirmed, 0);
+	assert_int_equal(pool_free_count(Pool), NSLOTS - 1); /* it keeps its slot */
+	assert_acked_accounts();
+	ack(1, 8, 0);
+	assert_non_null(reply_of(r));
+	assert_true(reply_of(r)->write);
+	assert_int_equal(stats().acked, 1);
+	assert_int_equal(stats().unacked, 0);
+	assert_int_equal(stats().bytes_confirmed, 8);
+	assert_int_equal(pool_free_count(Pool), NSLOTS);
+	assert_acked_accounts();
+	spool_release(&Sp, fh);
+}
+
+static void ack_covers_every_earlier_message(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	Acks = true;
+	up(8);
+	for (int i = 0; i < 3; i++)
+		write_msg(fh, 4);
+	assert_int_equal(Nposts, 3);
+	for (unsigned i = 0; i < 3; i++)
+		assert_int_equal(Posts[i].imm & RPMAFS_SEQ_MASK, i + 1);
+	/* an ack may come before the completions it follows are reaped */
+	ack(2, 8, 0);
+	complete(Posts[2].wr_id, IBV_WC_SUCCESS); /* completes all three */
+	assert_int_equal(stats().acked, 2);
+	assert_int_equal(stats().unacked, 1);
+	assert_int_equal(fh->in_flight, 1);
+	ack(3, 8, 0);
+	assert_int_equal(stats().acked, 3);
+	assert_int_equal(stats().bytes_confirmed, 12);
+	assert_int_equal(fh->in_flight, 0);
+	assert_acked_accounts();
+	spool_release(&Sp, fh);
+}
+
+static void credits_hold_back_posts(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	Acks = true;
+	up(2);
+	for (int i = 0; i < 4; i++)
+		write_msg(fh, 4);
+	/* room for numbers 1 and 2; the second asks for an ack, the room running out */
+	assert_int_equal(Nposts, 2);
+	assert_int_equal(stats().pending, 2);
+	assert_true(Posts[1].imm & RPMAFS_IMM_PROMPT);
+	complete(Posts[1].wr_id, IBV_WC_SUCCESS);
+	assert_int_equal(Nposts, 2); /* a completion is no credit */
+	ack(1, 2, 0);		     /* room up to 3 */
+	assert_int_equal(Nposts, 3);
+	ack(3, 2, 0); /* 3 is not sent yet: the link checks that; here up to 5 */
+	assert_int_equal(Nposts, 4);
+	spool_release(&Sp, fh);
+}
+
+static void fsync_asks_for_an_ack_and_waits_for_it(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	Acks = true;
+	up(8);
+	write_msg(fh, 8);
+	assert_false(Posts[0].imm & RPMAFS_IMM_PROMPT); /* nobody waits yet */
+	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
+	spool_fsync(&Sp, fh, (fuse_req_t)1000);
+	/* a 0-byte request, no number, wr_id 0 (settles nothing) */
+	assert_int_equal(Nposts, 2);
+	assert_int_equal(Posts[1].op, LINK_SEND_EMPTY);
+	assert_int_equal(Posts[1].imm, RPMAFS_IMM_REQUEST | RPMAFS_IMM_PROMPT);
+	assert_int_equal(Posts[1].wr_id, 0);
+	assert_null(reply_of(1000));
+	/* while it waits, new messages ask for a prompt ack */
+	struct handle *other = open_handle(false);
+
+	write_msg(other, 4);
+	assert_true(Posts[2].imm & RPMAFS_IMM_PROMPT);
+	ack(1, 8, 0);
+	assert_non_null(reply_of(1000));
+	assert_int_equal(reply_of(1000)->err, 0);
+	complete(Posts[2].wr_id, IBV_WC_SUCCESS);
+	ack(2, 8, 0);
+	spool_release(&Sp, fh);
+	spool_release(&Sp, other);
+}
+
+static void lose_the_link(void)
+{
+	Status = "reconnecting";
+	Ops->on_down(Ctx, LINK_LOST, "Connection lost");
+	Ops->on_down(Ctx, LINK_DRAINED, "drained");
+}
+
+static void unacked_messages_go_again_first(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	Acks = true;
+	up(8);
+	write_msg(fh, 8);
+	write_msg(fh, 4);
+	write_msg(fh, 2);
+	complete(Posts[1].wr_id, IBV_WC_SUCCESS); /* 1 and 2 completed, not acked */
+	ack(1, 8, 0);				  /* 1 is written out */
+	lose_the_link();			  /* 3 is flushed, 2 is parked */
+	write_msg(fh, 1);			  /* newer: behind the re-sends */
+	struct spool_stats st = stats();
+
+	assert_int_equal(st.pending, 3);
+	assert_int_equal(st.failed, 0);
+	assert_int_equal(st.acked, 1);
+	assert_acked_accounts();
+	up(8);
+	assert_int_equal(Nposts, 6);
+	/* in their order, with their numbers, before anything newer */
+	assert_int_equal(Posts[3].imm & RPMAFS_SEQ_MASK, 2);
+	assert_int_equal(Posts[3].len, 4);
+	assert_int_equal(Posts[4].imm & RPMAFS_SEQ_MASK, 3);
+	assert_int_equal(Posts[5].imm & RPMAFS_SEQ_MASK, 4);
+	assert_int_equal(Posts[5].len, 1);
+	assert_int_equal(stats().resent, 2);
+	complete(Posts[5].wr_id, IBV_WC_SUCCESS);
+	ack(4, 8, 0);
+	st = stats();
+	assert_int_equal(st.acked, 4);
+	assert_int_equal(st.bytes_confirmed, 15);
+	assert_int_equal(fh->in_flight, 0);
+	assert_int_equal(spool_take_error(&Sp, fh, NULL), 0); /* nothing failed */
+	assert_acked_accounts();
+	spool_release(&Sp, fh);
+}
+
+static void resend_fails_after_send_timeout(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+	struct handle *sync = open_handle(true);
+
+	Acks = true;
+	up(8);
+	write_msg(fh, 8);
+	uintptr_t r = write_msg(sync, 4);
+
+	complete(Posts[1].wr_id, IBV_WC_SUCCESS);
+	lose_the_link();
+	assert_int_equal(stats().pending, 2);
+	assert_null(reply_of(r)); /* the sync write still waits */
+	spool_tick(&Sp, now_ms() + Cfg.send_timeout_ms + 1);
+	struct spool_stats st = stats();
+
+	assert_int_equal(st.failed, 2); /* failed, not refused: they were sent */
+	assert_int_equal(st.refused, 0);
+	assert_int_equal(st.resent, 0);
+	assert_int_equal(st.bytes_confirmed, 0);
+	assert_acked_accounts();
+	assert_int_equal(reply_of(r)->err, EIO);
+	assert_int_equal(spool_take_error(&Sp, fh, NULL), EIO);
+	assert_int_equal(pool_free_count(Pool), NSLOTS);
+	spool_release(&Sp, fh);
+	spool_release(&Sp, sync);
+}
+
+static void transport_confirmation_fails_what_was_in_flight(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	up(0);
+	write_msg(fh, 8);
+	lose_the_link();
+	assert_int_equal(stats().failed, 1);
+	assert_int_equal(stats().pending, 0);
+	assert_int_equal(spool_take_error(&Sp, fh, NULL), EIO);
+	spool_release(&Sp, fh);
+}
+
+static void refused_ack_is_counted(void **state)
+{
+	(void)state;
+	Acks = true;
+	up(8);
+	Ops->on_ack(Ctx, NULL, 0);
+	assert_int_equal(stats().bad_acks, 1);
+}
+
+static void numbers_go_on_across_connections(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(true);
+
+	Acks = true;
+	up(8);
+	write_msg(fh, 8);
+	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
+	ack(1, 8, 0);
+	Ops->on_down(Ctx, LINK_LOST, "Connection lost");
+	Ops->on_down(Ctx, LINK_DRAINED, "drained");
+	up(8);
+	write_msg(fh, 8);
+	assert_int_equal(Posts[1].imm & RPMAFS_SEQ_MASK, 2);
+	complete(Posts[1].wr_id, IBV_WC_SUCCESS);
+	ack(2, 8, 0);
+	assert_int_equal(stats().acked, 2);
+	spool_release(&Sp, fh);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -1133,6 +1425,16 @@ int main(void)
 		T(reconnect_is_counted),
 		T(cached_attributes_invalidated_on_completion),
 		T(tick_returns_the_soonest_deadline),
+		T(transport_confirmation_carries_no_numbers),
+		T(sync_write_returns_at_the_ack),
+		T(ack_covers_every_earlier_message),
+		T(credits_hold_back_posts),
+		T(fsync_asks_for_an_ack_and_waits_for_it),
+		T(unacked_messages_go_again_first),
+		T(resend_fails_after_send_timeout),
+		T(transport_confirmation_fails_what_was_in_flight),
+		T(refused_ack_is_counted),
+		T(numbers_go_on_across_connections),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* accept.c -- the private data of a connection attempt (see accept.h) */
+
+#include <errno.h>
+#include <stdio.h>
+
+#include "accept.h"
+
+void accept_offer(const struct rpmafs_peer_cfg *pc, uint8_t hdr[RPMAFS_PDATA_LEN])
+{
+	struct rpmafs_pdata mine = {.max_message = pc->max_message,
+		.flags = pc->confirm != RPMAFS_CONFIRM_TRANSPORT ? RPMAFS_PDATA_F_ACK : 0};
+
+	rpmafs_pdata_encode(&mine, hdr);
+}
+
+int accept_judge(const struct rpmafs_peer_cfg *pc, const void *ptr, size_t len,
+	struct accept_answer *ans, char *why, size_t whylen)
+{
+	struct rpmafs_pdata hdr;
+	const char *what;
+
+	*ans = (struct accept_answer){0};
+	switch (rpmafs_pdata_parse(ptr, len, &hdr, &what)) {
+	case RPMAFS_PDATA_OK:
+		ans->peer_max = hdr.max_message;
+		ans->credits = hdr.credits;
+		/* only in answer to our offer (a receiver must not offer unasked) */
+		ans->acks = (hdr.flags & RPMAFS_PDATA_F_ACK) &&
+			pc->confirm != RPMAFS_CONFIRM_TRANSPORT;
+		break;
+	case RPMAFS_PDATA_NONE:
+	case RPMAFS_PDATA_FOREIGN:
+		/* a plain librpma or verbs receiver: the config's limit holds */
+		break;
+	case RPMAFS_PDATA_MALFORMED:
+		snprintf(why, whylen, "receiver's private data refused: %s", what);
+		return -1;
+	}
+	/* confirm = receiver is a promise the user asked for: no silent downgrade */
+	if (!ans->acks && pc->confirm == RPMAFS_CONFIRM_RECEIVER) {
+		snprintf(why, whylen, "confirm = receiver, but the receiver does not acknowledge");
+		return -1;
+	}
+	return 0;
+}
+
+int accept_cause(int ret, enum rpma_conn_event ev)
+{
+	if (ret)
+		return ETIMEDOUT;
+	switch (ev) {
+	case RPMA_CONN_REJECTED:
+		return ECONNREFUSED;
+	case RPMA_CONN_UNREACHABLE:
+		return EHOSTUNREACH;
+	default:
+		return ENOTCONN;
+	}
+}

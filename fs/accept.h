@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * accept.h -- the private data of a connection attempt (docs/design.md
+ * §11): what rpmafs offers in its request, how the receiver's answer is
+ * judged, and which errno a failed attempt means to a write that waited
+ *
+ * Pure functions of the config and the bytes; link.c's attempt uses them.
+ */
+#ifndef RPMAFS_ACCEPT_H
+#define RPMAFS_ACCEPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <librpma.h>
+
+#include "config.h"
+#include "pdata.h"
+
+/* what the receiver's accept said */
+struct accept_answer {
+	uint32_t peer_max; /* its limit, 0: none advertised */
+	unsigned credits;  /* its receives, 0: unknown */
+	bool acks;	   /* receiver confirmation in force (both offered it) */
+};
+
+/* accept_offer -- the request's header for peer pc (receiver confirmation unless transport) */
+void accept_offer(const struct rpmafs_peer_cfg *pc, uint8_t hdr[RPMAFS_PDATA_LEN]);
+
+/*
+ * accept_judge -- len bytes of the accept's private data at ptr (NULL: none)
+ * for peer pc: 0 with *ans filled, or -1 when the attempt fails for good
+ * (malformed header; confirm = receiver and the receiver does not
+ * acknowledge), why saying so
+ */
+int accept_judge(const struct rpmafs_peer_cfg *pc, const void *ptr, size_t len,
+	struct accept_answer *ans, char *why, size_t whylen);
+
+/*
+ * accept_cause -- the errno a write that can wait no longer reports after
+ * an attempt that ended with ret / ev (docs/design.md §4.2): its strerror
+ * text says what became of the connection
+ */
+int accept_cause(int ret, enum rpma_conn_event ev);
+
+#endif /* RPMAFS_ACCEPT_H */

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* confirm.c -- message numbers, credits and parked messages (see confirm.h) */
+
+#include <infiniband/verbs.h>
+
+#include "ack.h"
+#include "clock.h"
+#include "confirm.h"
+
+/* how close to the receiver's limit a message asks for an acknowledgement at once */
+#define CREDITS_LOW 2
+
+void confirm_init(struct confirm *cf)
+{
+	*cf = (struct confirm){.next = 1};
+}
+
+void confirm_up(struct confirm *cf, bool on, unsigned credits)
+{
+	/*
+	 * Numbers are the spool's, not the connection's: what is not acked
+	 * goes again with its number, and the credits count from the last ack.
+	 */
+	cf->on = on;
+	cf->unanswered = 0;
+	cf->limited = on && credits > 0;
+	cf->limit = rpmafs_seq_add(cf->acked, credits);
+}
+
+bool confirm_may_post(const struct confirm *cf, const struct msg *msg)
+{
+	uint32_t num = msg->numbered ? msg->wire : cf->next;
+
+	return !cf->on || !cf->limited || !rpmafs_seq_after(num, cf->limit);
+}
+
+int confirm_post(struct confirm *cf, struct link *link, enum link_op op, struct msg *msg,
+	bool prompt)
+{
+	uint32_t imm;
+	int ret;
+
+	uint32_t num = msg->numbered ? msg->wire : cf->next;
+
+	if (!cf->on || op == LINK_FENCE)
+		return link_post(link, op, msg->offset, msg->len, msg->seq, msg->signaled);
+	if (cf->limited && rpmafs_seq_diff(cf->limit, num) < CREDITS_LOW)
+		prompt = true; /* the receiver's room is running out: let it say so soon */
+	imm = num | (prompt ? RPMAFS_IMM_PROMPT : 0);
+	ret = link_post_imm(link, op, msg->offset, msg->len, msg->seq, msg->signaled, imm);
+	if (!ret && !msg->numbered) {
+		msg->wire = num;
+		msg->numbered = true;
+		cf->next = rpmafs_seq_next(cf->next);
+	}
+	return ret;
+}
+
+static bool covered(const struct confirm *cf, const struct msg *msg)
+{
+	return !rpmafs_seq_after(msg->wire, cf->acked);
+}
+
+bool confirm_park(struct confirm *cf, struct msg *msg, struct spool_stats *st)
+{
+	if (!msg->numbered || covered(cf, msg))
+		return false;
+	msg->parked = true;
+	msgq_push(&cf->parked, msg);
+	now_coarse(&st->ctime);
+	st->in_flight--;
+	st->completed++;
+	st->unacked++;
+	return true;
+}
+
+bool confirm_retry(struct confirm *cf, struct msg *msg, int status, struct spool_stats *st)
+{
+	/* the receiver may or may not have it: at least once, so again */
+	if (status != IBV_WC_WR_FLUSH_ERR && status != IBV_WC_RETRY_EXC_ERR &&
+		status != IBV_WC_RNR_RETRY_EXC_ERR)
+		return false;
+	return confirm_park(cf, msg, st);
+}
+
+static void back_to_pending(struct msg *msg, struct msgq *q, uint64_t deadline_ms,
+	struct spool_stats *st)
+{
+	msg->parked = false;
+	msg->resend = true;
+	msg->deadline_ms = deadline_ms;
+	st->posted--;
+	st->bytes_posted -= msg->len;
+	st->pending++;
+	msgq_push(q, msg);
+}
+
+void confirm_requeue(struct confirm *cf, struct msgq *in_flight, struct msgq *pending,
+	uint64_t deadline_ms, struct spool_stats *st)
+{
+	struct msgq again = {0}, rest = {0};
+	struct msg *msg;
+
+	while ((msg = msgq_pop(&cf->parked))) {
+		st->unacked--;
+		st->completed--;
+		back_to_pending(msg, &again, deadline_ms, st);
+	}
+	while ((msg = msgq_pop(in_flight))) {
+		if (msg->kind == MSG_FENCE) {
+			msg_unhold(msg);
+		} else if (msg->numbered) {
+			st->in_flight--;
+			back_to_pending(msg, &again, deadline_ms, st);
+		} else {
+			msgq_push(&rest, msg);
+		}
+	}
+	*in_flight = rest;
+	/* before anything newer */
+	while ((msg = msgq_pop(pending)))
+		msgq_push(&again, msg);
+	*pending = again;
+}
+
+void confirm_ack(struct confirm *cf, const struct rpmafs_ack *ack, unsigned unanswered)
+{
+	cf->acked = ack->acked;
+	cf->unanswered = unanswered;
+	if (cf->limited)
+		cf->limit = rpmafs_seq_add(ack->acked, ack->credits);
+}
+
+struct msg *confirm_take(struct confirm *cf)
+{
+	if (!cf->parked.head || !covered(cf, cf->parked.head))
+		return NULL;
+	return msgq_pop(&cf->parked);
+}
+
+struct msg *confirm_take_any(struct confirm *cf)
+{
+	return msgq_pop(&cf->parked);
+}
+
+int confirm_request(struct confirm *cf, struct link *link)
+{
+	uint32_t last = (cf->next - 1) & RPMAFS_SEQ_MASK;
+	int ret;
+
+	if (!cf->on || cf->unanswered || last == cf->acked)
+		return 0;
+	/* wr_id 0 is no message: a failure of it drops the link, settling nothing */
+	ret = link_post_imm(link, LINK_SEND_EMPTY, 0, 0, 0, false,
+		RPMAFS_IMM_REQUEST | RPMAFS_IMM_PROMPT);
+	if (!ret)
+		cf->unanswered++;
+	return ret;
+}
+
+void confirm_down(struct confirm *cf)
+{
+	cf->on = false;
+	cf->unanswered = 0;
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * confirm.h -- receiver confirmation as a spool keeps it (docs/design.md
+ * §8.6, common/ack.h): message numbers, the credits the receiver gave,
+ * and the messages completed but not acknowledged yet
+ *
+ * With it on (the connection is receiver-confirmed, link_acks), a message
+ * is posted with its number in the immediate data; its completion only
+ * parks it here (it keeps its pool slot, its handle and the reply it owes),
+ * and the acknowledgement of its number finishes it as confirmed. The
+ * spool's lock protects all of it.
+ */
+#ifndef RPMAFS_CONFIRM_H
+#define RPMAFS_CONFIRM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "counters.h"
+#include "link.h"
+#include "msg.h"
+
+struct rpmafs_ack;
+
+struct confirm {
+	bool on;	     /* the connection up now is receiver-confirmed */
+	uint32_t next;	     /* the number the next message gets: 1, 2, ... (mod 2^30) */
+	uint32_t acked;	     /* the last number acknowledged */
+	bool limited;	     /* the receiver gave credits: at most up to limit */
+	uint32_t limit;
+	unsigned unanswered; /* acknowledgement requests not answered yet */
+	struct msgq parked;  /* completed, waiting for their acknowledgement, in order */
+};
+
+/* confirm_init -- numbering from 1, off */
+void confirm_init(struct confirm *cf);
+
+/*
+ * confirm_up -- a connection is up: receiver-confirmed (on) or not; credits:
+ * what the receiver's accept granted past the last number sent (0: none given)
+ */
+void confirm_up(struct confirm *cf, bool on, unsigned credits);
+
+/* confirm_may_post -- the receiver has room for msg, the next to post (always, when off) */
+bool confirm_may_post(const struct confirm *cf, const struct msg *msg);
+
+/*
+ * confirm_post -- post msg as op through link: numbered when on (a message
+ * posted again keeps its number), with
+ * RPMAFS_IMM_PROMPT when someone waits for it (prompt) or the credits run
+ * out. Returns link_post's result.
+ */
+int confirm_post(struct confirm *cf, struct link *link, enum link_op op, struct msg *msg,
+	bool prompt);
+
+/*
+ * confirm_park -- msg's send completed: true when it now waits here for
+ * its acknowledgement (counted completed and unacked in st), false when the
+ * caller finishes it (off, a fence, or already acknowledged)
+ */
+bool confirm_park(struct confirm *cf, struct msg *msg, struct spool_stats *st);
+
+/*
+ * confirm_retry -- msg's send failed with status: true when it waits here
+ * to be sent again after the next connection (numbered, and a failure of
+ * the connection, not of the message: flushed, retries exceeded), as
+ * confirm_park; false when the caller fails it
+ */
+bool confirm_retry(struct confirm *cf, struct msg *msg, int status, struct spool_stats *st);
+
+/*
+ * confirm_requeue -- the connection is gone: every numbered message not
+ * acknowledged (parked here, then what is still in_flight) goes back to
+ * the front of pending, oldest first, marked resend, with the deadline;
+ * counted back from posted to pending in st. Fences in in_flight are
+ * dropped; what else is there stays for the caller to fail.
+ */
+void confirm_requeue(struct confirm *cf, struct msgq *in_flight, struct msgq *pending,
+	uint64_t deadline_ms, struct spool_stats *st);
+
+/* confirm_ack -- a valid acknowledgement arrived (link_ops.on_ack) */
+void confirm_ack(struct confirm *cf, const struct rpmafs_ack *ack, unsigned unanswered);
+
+/* confirm_take -- the next parked message the acknowledgements cover, or NULL */
+struct msg *confirm_take(struct confirm *cf);
+
+/* confirm_take_any -- the next parked message whatever its state (the connection is gone) */
+struct msg *confirm_take_any(struct confirm *cf);
+
+/*
+ * confirm_request -- ask for an acknowledgement at once (fsync, close):
+ * a 0-byte REQUEST through link, unless one is unanswered or nothing
+ * waits for one. Returns link_post's result (0 when nothing was posted).
+ */
+int confirm_request(struct confirm *cf, struct link *link);
+
+/* confirm_down -- the connection is gone: off, and no request is pending any more */
+void confirm_down(struct confirm *cf);
+
+#endif /* RPMAFS_CONFIRM_H */

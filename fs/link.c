@@ -30,7 +30,7 @@
 
 #include <librpma.h>
 
-#include "accept.h"
+#include "attempt.h"
 #include "clock.h"
 #include "devices.h"
 #include "link.h"
@@ -63,21 +63,6 @@ struct link_conn {
 	struct linkack *la; /* receiver confirmation (NULL: transport only) */
 	bool dead; /* drained: events still in the loop's batch are ignored */
 	struct loop_task free_task;
-};
-
-/* one connection attempt, made in its own thread and handed to the loop */
-struct link_attempt {
-	struct link *link;
-	struct device *dev;
-	struct rpma_conn *conn; /* NULL when the attempt failed */
-	bool permanent;		/* retrying will not help without a change */
-	int cause;		/* failed: the errno that says why (link_unsent) */
-	uint32_t peer_max;	/* the receiver's advertised limit, 0: none */
-	unsigned credits;	/* the receiver's posted receives, 0: unknown */
-	bool acks;		/* the receiver acknowledges (RPMAFS_PDATA_F_ACK) */
-	struct linkack *la;
-	char why[256];
-	struct loop_task done_task;
 };
 
 struct link {
@@ -185,136 +170,6 @@ static void schedule_retry_locked(struct link *link)
 	loop_arm(link->cfg.loop, link->retry_at_ms);
 }
 
-/* ---- the attempt (its own thread) ---- */
-
-/* wait for the CM's verdict on our connect request */
-static int await_established(struct rpma_conn *conn, int timeout_ms, enum rpma_conn_event *ev)
-{
-	struct pollfd pfd = {.events = POLLIN};
-	int ret;
-
-	ret = rpma_conn_get_event_fd(conn, &pfd.fd);
-	if (ret)
-		return ret;
-	/* the handshake itself retries inside the CM: allow it a margin */
-	if (poll(&pfd, 1, timeout_ms + 1000) <= 0)
-		return RPMA_E_NO_EVENT;
-	return rpma_conn_next_event(conn, ev);
-}
-
-static void fail(struct link_attempt *a, bool permanent, int cause, const char *fmt,
-	const char *arg)
-{
-	a->permanent = permanent;
-	a->cause = cause;
-	snprintf(a->why, sizeof(a->why), fmt, arg);
-}
-
-static void peer_pdata(struct link_attempt *a, struct rpma_conn *conn)
-{
-	struct rpma_conn_private_data pd = {0};
-	struct accept_answer ans;
-	char why[200];
-
-	if (rpma_conn_get_private_data(conn, &pd))
-		pd = (struct rpma_conn_private_data){0};
-	if (accept_judge(a->link->cfg.peer, pd.ptr, pd.len, &ans, why, sizeof(why))) {
-		fail(a, true, ECONNREFUSED, "%s", why);
-		return;
-	}
-	a->peer_max = ans.peer_max;
-	a->credits = ans.credits;
-	a->acks = ans.acks;
-}
-
-static void connect_once(struct link_attempt *a)
-{
-	const struct rpmafs_peer_cfg *pc = a->link->cfg.peer;
-	uint32_t depth = LINK_SQ_DEPTH(a->link->cfg.window);
-	struct rpma_conn_cfg *ccfg = NULL;
-	struct rpma_conn_req *req = NULL;
-	struct rpma_conn *conn = NULL;
-	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
-	uint8_t hdr[RPMAFS_PDATA_LEN];
-	struct rpma_conn_private_data pd = {.ptr = hdr, .len = sizeof(hdr)};
-	char port[8];
-	int ret;
-
-	ret = devices_get(a->link->cfg.devices, pc->address, &a->dev, a->why, sizeof(a->why));
-	if (ret) {
-		a->permanent = ret == -EPERM;
-		a->cause = ret == -EHOSTUNREACH ? EHOSTUNREACH : -ret;
-		return;
-	}
-
-	ret = rpma_conn_cfg_new(&ccfg);
-	if (!ret)
-		ret = rpma_conn_cfg_set_timeout(ccfg, (int)pc->connect_timeout_ms);
-	if (!ret)
-		ret = rpma_conn_cfg_set_sq_size(ccfg, depth);
-	if (!ret)
-		ret = rpma_conn_cfg_set_cq_size(ccfg, depth + 1 + LINKACK_RECVS);
-	if (!ret)
-		ret = rpma_conn_cfg_set_rq_size(ccfg, LINKACK_RECVS);
-	if (ret) {
-		fail(a, false, ENOMEM, "connection config: %s", rpma_err_2str(ret));
-		goto out;
-	}
-
-	snprintf(port, sizeof(port), "%u", pc->port);
-	ret = rpma_conn_req_new(a->dev->peer, pc->address, port, ccfg, &req);
-	if (ret) {
-		fail(a, false, EHOSTUNREACH,
-			"cannot reach %.200s: address or route resolution failed", pc->address);
-		goto out;
-	}
-
-	accept_offer(pc, hdr);
-	ret = rpma_conn_req_connect(&req, &pd, &conn);
-	if (ret) {
-		fail(a, false, ENOTCONN, "connect request failed: %s", rpma_err_2str(ret));
-		goto out;
-	}
-
-	ret = await_established(conn, (int)pc->connect_timeout_ms, &ev);
-	if (ret || ev != RPMA_CONN_ESTABLISHED) {
-		fail(a, false, accept_cause(ret, ev), "connection %s",
-			ret ? "timed out" : rpma_utils_conn_event_2str(ev));
-		goto out;
-	}
-
-	peer_pdata(a, conn);
-	/* before the loop hears of it: no message is sent, so no ack comes, before this */
-	if (!a->permanent && a->acks) {
-		ret = linkack_new(a->dev->peer, conn, &a->la);
-		if (ret) {
-			fail(a, false, ENOMEM, "cannot post receives for acknowledgements: %s",
-				rpma_err_2str(ret));
-			goto out;
-		}
-	}
-	if (!a->permanent) {
-		a->conn = conn;
-		conn = NULL;
-	}
-out:
-	if (conn) {
-		rpma_conn_disconnect(conn);
-		rpma_conn_delete(&conn);
-	}
-	rpma_conn_req_delete(&req);
-	rpma_conn_cfg_delete(&ccfg);
-}
-
-static void *attempt_thread(void *arg)
-{
-	struct link_attempt *a = arg;
-
-	connect_once(a);
-	loop_run_soon(a->link->cfg.loop, &a->done_task);
-	return NULL;
-}
-
 /* ---- the connection's descriptors (loop thread) ---- */
 
 static void conn_free(void *arg)
@@ -409,6 +264,10 @@ static int start_attempt_locked(struct link *link, char *why, size_t whylen)
 		return -ENOMEM;
 	}
 	a->link = link;
+	a->peer = link->cfg.peer;
+	a->devices = link->cfg.devices;
+	a->loop = link->cfg.loop;
+	a->sq_depth = LINK_SQ_DEPTH(link->cfg.window);
 	a->done_task = (struct loop_task){.fn = attempt_done, .arg = a};
 	__atomic_add_fetch(&attempts_running, 1, __ATOMIC_RELAXED);
 	link->state = LINK_CONNECTING;

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* attempt.c -- one connection attempt to a peer (see attempt.h) */
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+
+#include <librpma.h>
+
+#include "accept.h"
+#include "attempt.h"
+#include "devices.h"
+#include "linkack.h"
+
+/* wait for the CM's verdict on our connect request */
+static int await_established(struct rpma_conn *conn, int timeout_ms, enum rpma_conn_event *ev)
+{
+	struct pollfd pfd = {.events = POLLIN};
+	int ret;
+
+	ret = rpma_conn_get_event_fd(conn, &pfd.fd);
+	if (ret)
+		return ret;
+	/* the handshake itself retries inside the CM: allow it a margin */
+	if (poll(&pfd, 1, timeout_ms + 1000) <= 0)
+		return RPMA_E_NO_EVENT;
+	return rpma_conn_next_event(conn, ev);
+}
+
+static void fail(struct link_attempt *a, bool permanent, int cause, const char *fmt,
+	const char *arg)
+{
+	a->permanent = permanent;
+	a->cause = cause;
+	snprintf(a->why, sizeof(a->why), fmt, arg);
+}
+
+static void peer_pdata(struct link_attempt *a, struct rpma_conn *conn)
+{
+	struct rpma_conn_private_data pd = {0};
+	struct accept_answer ans;
+	char why[200];
+
+	if (rpma_conn_get_private_data(conn, &pd))
+		pd = (struct rpma_conn_private_data){0};
+	if (accept_judge(a->peer, pd.ptr, pd.len, &ans, why, sizeof(why))) {
+		fail(a, true, ECONNREFUSED, "%s", why);
+		return;
+	}
+	a->peer_max = ans.peer_max;
+	a->credits = ans.credits;
+	a->acks = ans.acks;
+}
+
+static void connect_once(struct link_attempt *a)
+{
+	const struct rpmafs_peer_cfg *pc = a->peer;
+	uint32_t depth = a->sq_depth;
+	struct rpma_conn_cfg *ccfg = NULL;
+	struct rpma_conn_req *req = NULL;
+	struct rpma_conn *conn = NULL;
+	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+	uint8_t hdr[RPMAFS_PDATA_LEN];
+	struct rpma_conn_private_data pd = {.ptr = hdr, .len = sizeof(hdr)};
+	char port[8];
+	int ret;
+
+	ret = devices_get(a->devices, pc->address, &a->dev, a->why, sizeof(a->why));
+	if (ret) {
+		a->permanent = ret == -EPERM;
+		a->cause = ret == -EHOSTUNREACH ? EHOSTUNREACH : -ret;
+		return;
+	}
+
+	ret = rpma_conn_cfg_new(&ccfg);
+	if (!ret)
+		ret = rpma_conn_cfg_set_timeout(ccfg, (int)pc->connect_timeout_ms);
+	if (!ret)
+		ret = rpma_conn_cfg_set_sq_size(ccfg, depth);
+	if (!ret)
+		ret = rpma_conn_cfg_set_cq_size(ccfg, depth + 1 + LINKACK_RECVS);
+	if (!ret)
+		ret = rpma_conn_cfg_set_rq_size(ccfg, LINKACK_RECVS);
+	if (ret) {
+		fail(a, false, ENOMEM, "connection config: %s", rpma_err_2str(ret));
+		goto out;
+	}
+
+	snprintf(port, sizeof(port), "%u", pc->port);
+	ret = rpma_conn_req_new(a->dev->peer, pc->address, port, ccfg, &req);
+	if (ret) {
+		fail(a, false, EHOSTUNREACH,
+			"cannot reach %.200s: address or route resolution failed", pc->address);
+		goto out;
+	}
+
+	accept_offer(pc, hdr);
+	ret = rpma_conn_req_connect(&req, &pd, &conn);
+	if (ret) {
+		fail(a, false, ENOTCONN, "connect request failed: %s", rpma_err_2str(ret));
+		goto out;
+	}
+
+	ret = await_established(conn, (int)pc->connect_timeout_ms, &ev);
+	if (ret || ev != RPMA_CONN_ESTABLISHED) {
+		fail(a, false, accept_cause(ret, ev), "connection %s",
+			ret ? "timed out" : rpma_utils_conn_event_2str(ev));
+		goto out;
+	}
+
+	peer_pdata(a, conn);
+	/* before the loop hears of it: no message is sent, so no ack comes, before this */
+	if (!a->permanent && a->acks) {
+		ret = linkack_new(a->dev->peer, conn, &a->la);
+		if (ret) {
+			fail(a, false, ENOMEM, "cannot post receives for acknowledgements: %s",
+				rpma_err_2str(ret));
+			goto out;
+		}
+	}
+	if (!a->permanent) {
+		a->conn = conn;
+		conn = NULL;
+	}
+out:
+	if (conn) {
+		rpma_conn_disconnect(conn);
+		rpma_conn_delete(&conn);
+	}
+	rpma_conn_req_delete(&req);
+	rpma_conn_cfg_delete(&ccfg);
+}
+
+void *attempt_thread(void *arg)
+{
+	struct link_attempt *a = arg;
+
+	connect_once(a);
+	loop_run_soon(a->loop, &a->done_task);
+	return NULL;
+}

@@ -17,6 +17,7 @@ with --fsync.
 """
 import struct
 import sys
+import threading
 
 from faults import *
 
@@ -79,9 +80,22 @@ def one_run(work, b, fmt):
     fd = os.open(spool.file("a"), os.O_WRONLY)
     written, confirmed, reported, kills, seq = [], set(), 0, 0, 0
     every = max(1, BATCHES // (KILLS + 1))
+    def kill_and_restart():
+        r.proc.kill()
+        r.proc.wait()
+        spool.wait_state("a", "reconnecting")
+        r.start()
+
     for batch in range(BATCHES):
         ok_batch, clean = [], True
-        for _ in range(BATCH):
+        killer = None
+        for i in range(BATCH):
+            if kills < KILLS and batch % every == every // 2 and i == BATCH // 2:
+                # SIGKILL in the middle of a batch: messages in flight and
+                # not acknowledged, the writer going on meanwhile
+                killer = threading.Thread(target=kill_and_restart, daemon=True)
+                killer.start()
+                kills += 1
             try:
                 os.write(fd, message(1, seq, 64))
                 ok_batch.append(seq)
@@ -99,13 +113,10 @@ def one_run(work, b, fmt):
             reported += 1
         if clean:
             confirmed.update(ok_batch)
-        if kills < KILLS and batch % every == every // 2:
-            # SIGKILL while the next batch is on its way
-            r.proc.kill()
-            r.proc.wait()
-            kills += 1
-            spool.wait_state("a", "reconnecting")
-            r.start()
+        if killer is not None:
+            killer.join(SAFETY_S)
+            check(not killer.is_alive(), "the receiver was not restarted")
+            spool.wait_state("a", "connected")
     os.close(fd)
     st = spool.settled("a")
     check(r.proc.poll() is None, "rpma-recv died")

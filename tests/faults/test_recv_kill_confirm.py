@@ -23,7 +23,7 @@ from faults import *
 BATCH = int(os.environ.get("FAULTS_CONFIRM_BATCH", "500"))
 BATCHES = int(os.environ.get("FAULTS_CONFIRM_BATCHES", "24"))
 KILLS = 3
-T_MS = 5000
+T_MS = int(os.environ.get("FAULTS_CONFIRM_T_MS", "20000"))  # the back-off may pass 5 s under TCG
 
 
 class Recv:

@@ -213,6 +213,14 @@ for p in 0 1 2 3; do
 	wait_for "$logs/rpma-recv-$p.log" "listening on" 20 || note rpma-recv "rpma-recv $p did not start"
 done
 
+# the true FUSE floor: bench-noop-fs answers every WRITE at once, with
+# rpmafs's FUSE settings (tools/benchsrc/noop-fs.c); mounted for the whole run
+noop=$work/noop
+mkdir "$noop"
+bench-noop-fs -f "$noop" 2>"$logs/noop-fs.log" &
+noop_fs=$!
+wait_for "$logs/noop-fs.log" "serving" 20 || note noop "bench-noop-fs did not start (see noop-fs.log)"
+
 mkdir "$mnt"
 {
 	printf '[rpmafs]\nslots = %s\nlog_level = notice\n\n[null]\ntype = null\n' "$SLOTS"
@@ -258,6 +266,13 @@ if [ $connected = 1 ]; then
 	set -- $pool
 	put daemon.pool_mib "$(awk -v n="$1" -v k="$2" 'BEGIN { printf "%.2f", n * k / 1024 }')"
 	put daemon.slots "$SLOTS"
+
+	# -- the no-op file system: FUSE alone, the same writer
+	step "no-op FUSE file system: write rate and latency (the true FUSE floor)"
+	line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$noop/f" 64 "${NULL_RATE_N[0]}" 2>>"$logs/writer.log")
+	[ -n "$line" ] && put_line "noop.rate.64" "$line" msg_s mib_s count || note "noop.rate.64" "missing (see writer.log)"
+	line=$(timeout 300 bench-writer --latency --warmup $WARMUP "$noop/f" 64 "${NULL_LAT_N[0]}" 2>>"$logs/writer.log")
+	[ -n "$line" ] && put_line "noop.lat.64" "$line" median_us p99_us mean_us count || note "noop.lat.64" "missing (see writer.log)"
 
 	# -- the null peer: FUSE's own cost
 	step "null peer: write rate and latency (FUSE's own cost)"
@@ -386,6 +401,8 @@ if [ $connected = 1 ]; then
 			t1=$(now)
 			put "round.$r.rpmafs.dd1020k.mib_s" "$(awk -v n=$DD_N -v t="$(minus "$t1" "$t0")" -v m=$MAX 'BEGIN { printf "%.3f", n * m / t / 1048576 }')"
 		fi
+		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$noop/f" 64 "${NULL_RATE_N[0]}" 2>>"$logs/writer.log")
+		put_line "round.$r.noop.rate.64" "$line" msg_s
 		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/null" 64 "${NULL_RATE_N[0]}" 2>>"$logs/writer.log")
 		put_line "round.$r.null.rate.64" "$line" msg_s
 		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/r0" 64 "${FS_RATE_N[0]}" 2>>"$logs/writer.log")
@@ -418,6 +435,17 @@ else
 fi
 fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null
 for ((i = 0; i < 100; i++)); do kill -0 $fs 2>/dev/null || break; nap 0.1; done
+
+# FUSE requests per `echo > f` on the no-op file system (it counts them by
+# opcode and prints them at exit); rpmafs's own are in docs/bench/results.md
+step "no-op FUSE file system: requests per echo"
+for ((i = 0; i < 100; i++)); do echo "message $i" >"$noop/f"; done
+fusermount3 -u "$noop" 2>/dev/null || fusermount3 -uz "$noop" 2>/dev/null
+for ((i = 0; i < 100; i++)); do kill -0 $noop_fs 2>/dev/null || break; nap 0.1; done
+stop "$noop_fs"
+while read -r _ _ op n; do
+	put "noop.requests.$op" "$n"
+done < <(grep '^bench-noop-fs: requests ' "$logs/noop-fs.log")
 stop $fs
 stop "${recvs[@]}"
 

@@ -25,14 +25,14 @@
 
 #include <fuse_lowlevel.h>
 
-#define WORKERS 4			/* fs/main.c DEFAULT_WORKERS */
+#define WORKERS 4			     /* fs/main.c DEFAULT_WORKERS */
 #define MAX_WRITE (256u * 4096u - 4096u + 1) /* fs/ops.c op_init */
-#define ATTR_TIMEOUT 86400.0		/* fs/ops.c SPOOL_ATTR_TIMEOUT */
+#define ATTR_TIMEOUT 86400.0		     /* fs/ops.c SPOOL_ATTR_TIMEOUT */
 #define FILE_INO 2
 
 enum { N_LOOKUP, N_GETATTR, N_SETATTR, N_OPEN, N_WRITE, N_FLUSH, N_FSYNC, N_RELEASE, N_OPS };
-static const char *const names[N_OPS] = {"lookup", "getattr", "setattr", "open", "write",
-	"flush", "fsync", "release"};
+static const char *const names[N_OPS] = {
+	"lookup", "getattr", "setattr", "open", "write", "flush", "fsync", "release"};
 static atomic_ulong counts[N_OPS];
 
 static void attr_of(fuse_ino_t ino, struct stat *st)
@@ -49,8 +49,8 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
 		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
 	conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE |
-		FUSE_CAP_ASYNC_DIO | FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_AUTO_INVAL_DATA |
-		FUSE_CAP_READDIRPLUS | FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
+			FUSE_CAP_ASYNC_DIO | FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_AUTO_INVAL_DATA |
+			FUSE_CAP_READDIRPLUS | FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
 	conn->max_write = MAX_WRITE;
 	conn->max_background = 64;
 	conn->time_gran = 1;
@@ -58,8 +58,8 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	struct fuse_entry_param e = {.ino = FILE_INO, .attr_timeout = ATTR_TIMEOUT,
-		.entry_timeout = ATTR_TIMEOUT};
+	struct fuse_entry_param e = {
+		.ino = FILE_INO, .attr_timeout = ATTR_TIMEOUT, .entry_timeout = ATTR_TIMEOUT};
 
 	counts[N_LOOKUP]++;
 	if (parent != FUSE_ROOT_ID || strcmp(name, "f")) {
@@ -80,8 +80,8 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	fuse_reply_attr(req, &st, ATTR_TIMEOUT);
 }
 
-static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
-	struct fuse_file_info *fi)
+static void op_setattr(
+	fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
 {
 	(void)attr, (void)to_set;
 	counts[N_SETATTR]++;
@@ -203,7 +203,8 @@ int main(int argc, char *argv[])
 	for (i = 0; i < WORKERS; i++)
 		pthread_join(t[i], NULL);
 	for (i = 0; i < N_OPS; i++)
-		fprintf(stderr, "bench-noop-fs: requests %s %lu\n", names[i], (unsigned long)counts[i]);
+		fprintf(stderr, "bench-noop-fs: requests %s %lu\n", names[i],
+			(unsigned long)counts[i]);
 	fuse_session_unmount(se);
 	ret = 0;
 out:

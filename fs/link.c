@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include <librpma.h>
+#include <librpma_ext.h>
 
 #include "clock.h"
 #include "devices.h"
@@ -645,6 +646,28 @@ int link_post(struct link *link, enum link_op op, size_t offset, uint32_t len, u
 		return rpma_write(c->conn, NULL, 0, NULL, 0, 0, RPMA_F_COMPLETION_ALWAYS, ctx);
 	}
 	return RPMA_E_INVAL;
+}
+
+/* librpma posts one work request per call: the chain is the project's extension */
+_Static_assert(LINK_BATCH_MAX <= RPMA_SEND_BATCH_MAX, "a batch is one rpma_send_batch");
+int link_post_batch(struct link *link, const struct link_send *sends, unsigned n, unsigned *posted)
+{
+	struct link_conn *c = link->cur; /* stable while UP, as in link_post */
+	struct rpma_send_desc d[LINK_BATCH_MAX];
+	unsigned i;
+
+	*posted = 0;
+	if (!c || n == 0 || n > LINK_BATCH_MAX)
+		return RPMA_E_INVAL;
+	for (i = 0; i < n; i++) {
+		bool data = sends[i].op == LINK_SEND;
+
+		d[i] = (struct rpma_send_desc){data ? c->dev->pool_mr : NULL,
+			data ? sends[i].offset : 0, data ? sends[i].len : 0,
+			sends[i].signaled ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR,
+			(const void *)(uintptr_t)sends[i].wr_id};
+	}
+	return rpma_send_batch(c->conn, d, n, posted);
 }
 
 void link_stop(struct link *link)

@@ -116,6 +116,26 @@ enum link_op {
 int link_post(struct link *link, enum link_op op, size_t offset, uint32_t len, uint64_t wr_id,
 	bool signaled);
 
+/* one send of a batch: LINK_SEND of len bytes at offset, or LINK_SEND_EMPTY (len 0) */
+struct link_send {
+	enum link_op op;
+	size_t offset;
+	uint32_t len;
+	uint64_t wr_id;
+	bool signaled;
+};
+
+/* the most sends link_post_batch takes at once (rpma_send_batch's limit) */
+#define LINK_BATCH_MAX 64u
+
+/*
+ * link_post_batch -- post n (1..LINK_BATCH_MAX) sends, in order, as one
+ * chain of work requests: one ibv_post_send, one doorbell. As link_post,
+ * only while UP. Returns 0 with all posted, or an RPMA_E_* value with
+ * *posted set to how many of the first sends reached the send queue.
+ */
+int link_post_batch(struct link *link, const struct link_send *sends, unsigned n, unsigned *posted);
+
 /*
  * link_drop -- the user saw the connection fail (a failed completion or
  * post, a send overdue): UP -> DRAINING, no callback. outstanding is what

@@ -25,6 +25,7 @@
 #include "loop.h"
 #include "msg.h"
 #include "pool.h"
+#include "post.h"
 #include "spool.h"
 
 /* how long unsignaled sends may stay unconfirmed before a fence is posted */
@@ -222,24 +223,6 @@ static void flush_in_flight_locked(struct spool *sp, struct replies *rs)
 
 /* ---- posting ---- */
 
-static bool wants_signal(struct spool *sp, const struct msg *msg)
-{
-	unsigned every;
-
-	if (msg->sync || sp->cfg->completion == RPMAFS_COMPLETION_ALWAYS)
-		return true;
-	/*
-	 * RPMA_F_COMPLETION_ON_ERROR: most sends make no completion. One in
-	 * every quarter window is signaled so that buffers come back under
-	 * load; the rest are confirmed by it (RC completes in order), or by a
-	 * fence once the spool goes quiet.
-	 */
-	every = sp->window / 4 ? sp->window / 4 : 1;
-	if (sp->unsignaled + 1 >= every)
-		return true;
-	return pool_free_count(sp->env->pool) < sp->env->nworkers;
-}
-
 static void count_posted_locked(struct spool *sp, struct msg *msg)
 {
 	sp->st.posted++;
@@ -248,16 +231,9 @@ static void count_posted_locked(struct spool *sp, struct msg *msg)
 	now_coarse(&sp->st.mtime);
 }
 
-/* post one message; false when the link refused it */
-static bool post_one(struct spool *sp, struct msg *msg, struct replies *rs)
+/* the link refused msg (posted: the sends before it reached the queue): drop the link */
+static void post_failed_locked(struct spool *sp, struct msg *msg, int ret, struct replies *rs)
 {
-	static const enum link_op ops[] = {
-		[MSG_DATA] = LINK_SEND, [MSG_EMPTY] = LINK_SEND_EMPTY, [MSG_FENCE] = LINK_FENCE};
-	int ret;
-
-	msg->signaled = msg->kind == MSG_FENCE || wants_signal(sp, msg);
-	ret = link_post(sp->link, ops[msg->kind], msg->offset, msg->len, msg->seq, msg->signaled);
-	if (ret) {
 		char why[96];
 
 		snprintf(why, sizeof(why), "post failed: %s", rpma_err_2str(ret));
@@ -270,48 +246,79 @@ static bool post_one(struct spool *sp, struct msg *msg, struct replies *rs)
 			finish_locked(sp, msg, END_FAILED, IBV_WC_GENERAL_ERR, why, rs);
 		}
 		drop_locked(sp, why);
-		return false;
 	}
 
+/* msg reached the send queue: in flight (sp->unsignaled was counted when it was built) */
+static void posted_locked(struct spool *sp, struct msg *msg, struct replies *rs)
+{
 	/* a deadline of seconds: a tick early does not matter */
 	msg->posted_ms = now_ms_coarse();
+	msg->deadline_ms = 0;
 	msgq_push(&sp->in_flight, msg);
 	/* cheap: the timer only moves when this is earlier than what is set */
 	loop_arm(sp->env->loop, msg->posted_ms + LINK_SILENCE_MS(sp->cfg->send_timeout_ms));
 	if (msg->kind == MSG_FENCE) {
 		sp->fence_in_flight = true;
-		sp->unsignaled = 0;
-		return true;
+		return;
 	}
 	count_posted_locked(sp, msg);
-	if (msg->signaled) {
-		sp->unsignaled = 0;
-	} else {
-		sp->unsignaled++;
+	if (!msg->signaled)
 		arm_fence_locked(sp);
-	}
 	if (msg->req && !msg->sync)
-		/* an async write returns once its message is posted */
+		/* the write was answered when queued (§4.2); a late caller still is */
 		reply_msg(rs, msg, true, 0);
-	return true;
 }
 
+/*
+ * Post what is pending, up to the window, as chains of sends: one
+ * link_post_batch (one ibv_post_send) per LINK_BATCH_MAX, the signalling
+ * decided send by send along the chain (docs/design.md §8.4). A message
+ * larger than the receiver accepts ends a chain and is refused at the head.
+ */
 static void post_ready_locked(struct spool *sp, struct replies *rs)
 {
 	while (sp->pending.head && sp->up &&
 		sp->in_flight.count - sp->fence_in_flight < sp->window) {
-		struct msg *msg = pending_pop(sp);
+		struct link_send sends[LINK_BATCH_MAX];
+		unsigned room = sp->window - (sp->in_flight.count - sp->fence_in_flight);
+		struct post_policy pp = {sp->window, sp->cfg->completion == RPMAFS_COMPLETION_ALWAYS,
+			sp->st.max_message, pool_free_count(sp->env->pool), sp->env->nworkers,
+			&sp->unsignaled};
+		unsigned n, posted = 0, i;
+		struct msg *msg = sp->pending.head;
+		int ret;
 
 		if (msg->kind == MSG_DATA && msg->len > sp->st.max_message) {
 			/* the receiver that answered has a smaller limit than the config */
-			refuse_locked(sp, msg, EMSGSIZE, "message larger than the receiver accepts",
-				rs);
+			refuse_locked(sp, pending_pop(sp), EMSGSIZE,
+				"message larger than the receiver accepts", rs);
 			continue;
 		}
-		msg->deadline_ms = 0;
-		if (!post_one(sp, msg, rs))
-			break;
+		n = post_build(msg, &pp, sends, room < LINK_BATCH_MAX ? room : LINK_BATCH_MAX);
+		ret = link_post_batch(sp->link, sends, n, &posted);
+		sp->st.post_calls++;
+		for (i = 0; i < posted; i++)
+			posted_locked(sp, pending_pop(sp), rs);
+		if (ret) {
+			post_failed_locked(sp, pending_pop(sp), ret, rs);
+			return;
+		}
 	}
+	}
+
+/* post a fence, alone: a 0-byte RDMA WRITE, always signaled */
+static void post_fence_locked(struct spool *sp, struct msg *fence, struct replies *rs)
+{
+	int ret;
+
+	fence->signaled = true;
+	ret = link_post(sp->link, LINK_FENCE, 0, 0, fence->seq, true);
+	if (ret) {
+		post_failed_locked(sp, fence, ret, rs);
+		return;
+	}
+	sp->unsignaled = 0;
+	posted_locked(sp, fence, rs);
 }
 
 static void fence_locked(struct spool *sp, struct replies *rs)
@@ -327,7 +334,7 @@ static void fence_locked(struct spool *sp, struct replies *rs)
 	fence->slot = POOL_NO_SLOT;
 	fence->seq = sp->next_seq++;
 	atomic_init(&fence->holds, 1);
-	post_one(sp, fence, rs);
+	post_fence_locked(sp, fence, rs);
 }
 
 /* a null peer: every message completes at once, nothing is sent */

@@ -980,12 +980,12 @@ static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
 		pthread_mutex_unlock(&Lock);
 		return err;
 	}
-	if (wr->next != NULL)
-		violation("ibv_post_send() with a chain of work requests");
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > q->attr.cap.max_send_sge) {
-		*bad_wr = wr;
-		pthread_mutex_unlock(&Lock);
-		return EINVAL;
+	/* a chain is taken in order up to the first bad request, as verbs do */
+	for (; wr != NULL; wr = wr->next) {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > q->attr.cap.max_send_sge) {
+			*bad_wr = wr;
+			pthread_mutex_unlock(&Lock);
+			return EINVAL;
 	}
 	if (wr->num_sge > 0 && wr->sg_list == NULL)
 		violation("ibv_post_send() with num_sge %d and no sg_list", wr->num_sge);
@@ -1003,6 +1003,7 @@ static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
 	rec->imm_data = wr->imm_data;
 	rec->remote_addr = wr->wr.rdma.remote_addr;
 	rec->rkey = wr->wr.rdma.rkey;
+	}
 	pthread_mutex_unlock(&Lock);
 	return 0;
 }

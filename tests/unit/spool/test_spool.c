@@ -50,6 +50,8 @@ static struct post {
 } Posts[MAX_POSTS];
 static unsigned Nposts, Drops, Drop_outstanding, Closes, Stops;
 static int Post_ret;
+/* link_post_batch: calls, the size of each, and where a failing chain fails */
+static unsigned Batch_calls, Batch_sizes[MAX_POSTS], Batch_fail_at;
 static uint64_t Link_next, Armed;
 static const char *Status = "connecting";
 static int Unsent_cause;		/* what link_unsent_errno answers, 0: its default */
@@ -83,6 +85,26 @@ int link_post(struct link *link, enum link_op op, size_t offset, uint32_t len, u
 		return Post_ret;
 	assert_true(Nposts < MAX_POSTS);
 	Posts[Nposts++] = (struct post){op, offset, len, wr_id, signaled};
+	return 0;
+}
+
+int link_post_batch(struct link *link, const struct link_send *sends, unsigned n, unsigned *posted)
+{
+	unsigned i;
+
+	(void)link;
+	*posted = 0;
+	assert_true(n >= 1 && n <= LINK_BATCH_MAX);
+	assert_true(Batch_calls < MAX_POSTS);
+	Batch_sizes[Batch_calls++] = n;
+	for (i = 0; i < n; i++) {
+		if (Post_ret && i == Batch_fail_at)
+			return Post_ret;
+		assert_true(Nposts < MAX_POSTS);
+		Posts[Nposts++] = (struct post){sends[i].op, sends[i].offset, sends[i].len,
+			sends[i].wr_id, sends[i].signaled};
+		*posted = i + 1;
+	}
 	return 0;
 }
 
@@ -226,6 +248,7 @@ static void reset(enum rpmafs_peer_type type, enum rpmafs_completion completion,
 		.send_timeout_ms = send_timeout_ms, .connect_timeout_ms = 1000};
 	Nposts = Drops = Drop_outstanding = Closes = Stops = Nreplies = Invalidations = 0;
 	Post_ret = 0;
+	Batch_calls = Batch_fail_at = 0;
 	Link_next = Armed = 0;
 	Status = "connecting";
 	Unsent_cause = 0;

@@ -521,37 +521,6 @@ void spool_fini(struct spool *sp)
 	pthread_mutex_destroy(&sp->lock);
 }
 
-int spool_write_check(struct spool *sp, struct handle *fh, size_t size, bool nonblock)
-{
-	int err;
-
-	pthread_mutex_lock(&sp->lock);
-	fh->written = true;
-	err = fh->error;
-	fh->error = 0;
-	if (!err && size > sp->st.max_message)
-		err = EMSGSIZE;
-	if (!err && nonblock && !sp->up)
-		err = EAGAIN;
-	pthread_mutex_unlock(&sp->lock);
-	return err;
-}
-
-/* every write is either posted or refused (docs/design.md §4.2, nothing dropped silently) */
-void spool_refuse(struct spool *sp)
-{
-	pthread_mutex_lock(&sp->lock);
-	sp->st.refused++;
-	pthread_mutex_unlock(&sp->lock);
-}
-
-void spool_count_copy(struct spool *sp)
-{
-	pthread_mutex_lock(&sp->lock);
-	sp->st.payload_copies++;
-	pthread_mutex_unlock(&sp->lock);
-}
-
 static void soonest(uint64_t *next, uint64_t t)
 {
 	if (t && (!*next || t < *next))
@@ -636,30 +605,11 @@ int spool_fsync(struct spool *sp, struct handle *fh, fuse_req_t req)
 	return 0;
 }
 
-int spool_take_error(struct spool *sp, struct handle *fh, bool *written)
-{
-	int err;
-
-	pthread_mutex_lock(&sp->lock);
-	if (written)
-		*written = fh->written;
-	err = fh->error;
-	fh->error = 0;
-	pthread_mutex_unlock(&sp->lock);
-	return err;
-}
-
 void spool_release(struct spool *sp, struct handle *fh)
 {
 	pthread_mutex_lock(&sp->lock);
 	handle_put_locked(fh);
 	pthread_mutex_unlock(&sp->lock);
-}
-
-void spool_stop(struct spool *sp)
-{
-	if (sp->link)
-		link_stop(sp->link);
 }
 
 void spool_close(struct spool *sp)
@@ -677,23 +627,4 @@ void spool_close(struct spool *sp)
 	}
 	pthread_mutex_unlock(&sp->lock);
 	replies_send(&rs);
-}
-
-unsigned spool_busy(struct spool *sp)
-{
-	unsigned n;
-
-	pthread_mutex_lock(&sp->lock);
-	n = sp->pending.count + sp->in_flight.count;
-	pthread_mutex_unlock(&sp->lock);
-	return n;
-}
-
-void spool_stats_get(struct spool *sp, struct spool_stats *st)
-{
-	pthread_mutex_lock(&sp->lock);
-	*st = sp->st;
-	/* the connection's state is the link's own, asked of it (null peer: always up) */
-	st->state = sp->link ? link_status(sp->link) : "connected";
-	pthread_mutex_unlock(&sp->lock);
 }

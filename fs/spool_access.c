@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * spool_access.c -- a spool's small questions and counters (see spool.h)
+ *
+ * What ops.c and status.c ask of a spool under its lock, apart from the
+ * data path in spool.c: a write's admission check, a handle's pending
+ * error, the counters and their snapshot.
+ */
+
+#include <errno.h>
+
+#include "link.h"
+#include "spool.h"
+
+int spool_write_check(struct spool *sp, struct handle *fh, size_t size, bool nonblock)
+{
+	int err;
+
+	pthread_mutex_lock(&sp->lock);
+	fh->written = true;
+	err = fh->error;
+	fh->error = 0;
+	if (!err && size > sp->st.max_message)
+		err = EMSGSIZE;
+	if (!err && nonblock && !sp->up)
+		err = EAGAIN;
+	pthread_mutex_unlock(&sp->lock);
+	return err;
+}
+
+/* every write is either posted or refused (docs/design.md §4.2, nothing dropped silently) */
+void spool_refuse(struct spool *sp)
+{
+	pthread_mutex_lock(&sp->lock);
+	sp->st.refused++;
+	pthread_mutex_unlock(&sp->lock);
+}
+
+void spool_count_copy(struct spool *sp)
+{
+	pthread_mutex_lock(&sp->lock);
+	sp->st.payload_copies++;
+	pthread_mutex_unlock(&sp->lock);
+}
+
+int spool_take_error(struct spool *sp, struct handle *fh, bool *written)
+{
+	int err;
+
+	pthread_mutex_lock(&sp->lock);
+	if (written)
+		*written = fh->written;
+	err = fh->error;
+	fh->error = 0;
+	pthread_mutex_unlock(&sp->lock);
+	return err;
+}
+
+void spool_stop(struct spool *sp)
+{
+	if (sp->link)
+		link_stop(sp->link);
+}
+
+unsigned spool_busy(struct spool *sp)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&sp->lock);
+	n = sp->pending.count + sp->in_flight.count;
+	pthread_mutex_unlock(&sp->lock);
+	return n;
+}
+
+void spool_stats_get(struct spool *sp, struct spool_stats *st)
+{
+	pthread_mutex_lock(&sp->lock);
+	*st = sp->st;
+	/* the connection's state is the link's own, asked of it (null peer: always up) */
+	st->state = sp->link ? link_status(sp->link) : "connected";
+	pthread_mutex_unlock(&sp->lock);
+}

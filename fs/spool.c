@@ -116,6 +116,9 @@ static void finish_locked(struct spool *sp, struct msg *msg, enum msg_end end, i
 		set_error(sp, why);
 		if (msg->req)
 			reply_msg(rs, msg, false, code);
+		else if (msg->fh && msg->kind == MSG_DATA)
+			/* answered when queued (§4.2): the next write, fsync or close says EIO */
+			msg->fh->error = EIO;
 		else if (msg->fh && msg->kind == MSG_EMPTY)
 			log_warn("%s: 0-byte message not sent: %s", sp->cfg->name, why);
 	} else if (msg->kind == MSG_FENCE) {
@@ -377,10 +380,46 @@ void spool_submit(struct spool *sp, struct msg *msg)
 		msg->deadline_ms = deadline = now_ms() + sp->cfg->send_timeout_ms;
 	}
 	pending_push(sp, msg);
+	if (!sp->up) {
+		/* not connected: the write waits for the connection (§8.5) */
+		pthread_mutex_unlock(&sp->lock);
+		loop_arm(sp->env->loop, deadline);
+		return;
+	}
+	if (msg->req && !msg->sync)
+		/* an async write returns once queued for an up link (§4.2) */
+		reply_msg(&rs, msg, true, 0);
+	if (sp->env->post_on_loop) {
+		/* the loop thread posts what is queued by then as one chain */
+		bool queue = !sp->post_queued;
+
+		sp->post_queued = true;
+		pthread_mutex_unlock(&sp->lock);
+		replies_send(&rs);
+		if (queue)
+			loop_run_soon(sp->env->loop, &sp->post_task);
+		return;
+	}
+	/* the worker posts, after its reply is on its way */
+	pthread_mutex_unlock(&sp->lock);
+	replies_send(&rs);
+	pthread_mutex_lock(&sp->lock);
 	post_ready_locked(sp, &rs);
 	pthread_mutex_unlock(&sp->lock);
 	replies_send(&rs);
-	loop_arm(sp->env->loop, deadline);
+}
+
+/* the loop thread: post what the workers queued (spool_env.post_on_loop) */
+static void post_task(void *arg)
+{
+	struct spool *sp = arg;
+	struct replies rs = REPLIES_INIT(rs);
+
+	pthread_mutex_lock(&sp->lock);
+	sp->post_queued = false;
+	post_ready_locked(sp, &rs);
+	pthread_mutex_unlock(&sp->lock);
+	replies_send(&rs);
 }
 
 /* ---- what the link reports (loop thread) ---- */
@@ -510,6 +549,7 @@ int spool_init(struct spool *sp, const struct spool_env *env, fuse_ino_t ino,
 		sp->up = true;
 		return 0;
 	}
+	sp->post_task = (struct loop_task){.fn = post_task, .arg = sp};
 	struct link_cfg lc = {.peer = cfg, .devices = env->devices, .loop = env->loop,
 		.window = LINK_WINDOW(pool_nslots(env->pool)), .ops = &spool_link_ops, .ctx = sp};
 	return link_new(&lc, &sp->link);

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "loop.h"
 #include "msg.h"
 
 struct link;
@@ -47,6 +48,12 @@ struct spool_env {
 	struct devices *devices;
 	struct fuse_session *se; /* for attribute invalidation; set once mounted */
 	unsigned nworkers;
+	/*
+	 * Who posts what an async write queued on an up link (docs/design.md
+	 * §8.4): the loop thread, one chain of everything queued by the time
+	 * it runs (true, the default); or the worker, right after its reply.
+	 */
+	bool post_on_loop;
 };
 
 /* an open file: the spool file opened for writing, or a status snapshot */
@@ -106,6 +113,9 @@ struct spool {
 	 * send_timeout_ms, one after the other.
 	 */
 	bool gave_up;
+	/* spool_env.post_on_loop: a post is queued on the loop thread */
+	bool post_queued;
+	struct loop_task post_task;
 
 	struct spool_stats st;	/* the counters, kept current */
 	/* the status text as last rendered (a hash) and when it last changed */
@@ -122,8 +132,9 @@ void spool_fini(struct spool *sp);
 
 /*
  * spool_submit -- queue msg behind everything written before it and post
- * what the connection and the window allow. Takes msg. An async write's
- * reply is sent when its message is posted, a sync one's at completion.
+ * what the connection and the window allow (see spool_env.post_on_loop).
+ * Takes msg. An async write's reply is sent once it is queued on an up
+ * link (else when it is posted), a sync one's at completion.
  */
 void spool_submit(struct spool *sp, struct msg *msg);
 

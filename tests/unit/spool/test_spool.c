@@ -163,6 +163,27 @@ void loop_kick(struct loop *loop)
 	(void)loop;
 }
 
+/* loop_run_soon: the task handed over last and how many times one was */
+static struct loop_task *Soon;
+static unsigned Soon_calls;
+
+void loop_run_soon(struct loop *loop, struct loop_task *t)
+{
+	(void)loop;
+	Soon = t;
+	Soon_calls++;
+}
+
+/* the loop thread runs what it was handed */
+static void run_soon(void)
+{
+	struct loop_task *t = Soon;
+
+	assert_non_null(t);
+	Soon = NULL;
+	t->fn(t->arg);
+}
+
 void log_msg(int prio, const char *fmt, ...)
 {
 	(void)prio;
@@ -249,6 +270,8 @@ static void reset(enum rpmafs_peer_type type, enum rpmafs_completion completion,
 	Nposts = Drops = Drop_outstanding = Closes = Stops = Nreplies = Invalidations = 0;
 	Post_ret = 0;
 	Batch_calls = Batch_fail_at = 0;
+	Soon = NULL;
+	Soon_calls = 0;
 	Link_next = Armed = 0;
 	Status = "connecting";
 	Unsent_cause = 0;
@@ -481,8 +504,8 @@ static void credits_cap_the_window(void **state)
 		write_msg(fh, 8);
 	assert_int_equal(Nposts, 3);
 	assert_int_equal(stats().pending, 2);
-	/* an async write waiting for the window has no reply yet */
-	assert_int_equal(Nreplies, 3);
+	/* an async write waiting for the window is answered: it is queued (§4.2) */
+	assert_int_equal(Nreplies, 5);
 	complete(Posts[2].wr_id, IBV_WC_SUCCESS);
 	assert_int_equal(Nposts, 5);
 	assert_int_equal(Nreplies, 5);
@@ -721,7 +744,10 @@ static void in_flight_timeout_drops_the_link(void **state)
 	spool_tick(&Sp, due);
 	assert_int_equal(Drops, 1);
 	assert_int_equal(Drop_outstanding, 2);
-	assert_int_equal(reply_of(waiting)->err, ETIMEDOUT);
+	/* answered when queued; refused now, so the next call says EIO, once */
+	assert_true(reply_of(waiting)->write);
+	assert_int_equal(stats().refused, 1);
+	assert_int_equal(spool_take_error(&Sp, fh, NULL), EIO);
 	assert_non_null(strstr(stats().last_error, "no completion within 5000 ms"));
 	/* what comes next fails at once */
 	uintptr_t r = write_msg(fh, 8);
@@ -765,7 +791,10 @@ static void lost_link_gives_pending_a_deadline(void **state)
 	assert_string_equal(stats().last_error, "RDMA_CM_EVENT_DISCONNECTED");
 	Ops->on_down(Ctx, LINK_DRAINED, "drained");
 	spool_tick(&Sp, now_ms() + 6000);
-	assert_int_equal(reply_of(r)->err, ETIMEDOUT);
+	/* answered when queued on the up link; refused now: EIO on the next call */
+	assert_true(reply_of(r)->write);
+	assert_int_equal(stats().refused, 1);
+	assert_int_equal(spool_take_error(&Sp, fh, NULL), EIO);
 	spool_release(&Sp, fh);
 	assert_accounts();
 }
@@ -840,7 +869,10 @@ static void post_failure_counts_posted_and_failed(void **state)
 	Post_ret = RPMA_E_PROVIDER;
 	uintptr_t r = write_msg(fh, 8);
 
-	assert_int_equal(reply_of(r)->err, EIO);
+	/* answered when queued (§4.2): the failure is the next write's, once */
+	assert_true(reply_of(r)->write);
+	assert_int_equal(spool_take_error(&Sp, fh, NULL), EIO);
+	assert_int_equal(spool_take_error(&Sp, fh, NULL), 0);
 	assert_int_equal(stats().posted, 1);
 	assert_int_equal(stats().failed, 1);
 	assert_int_equal(Drops, 1);
@@ -1022,6 +1054,155 @@ static void accounting_holds_through_a_mix(void **state)
 	spool_release(&Sp, fh);
 }
 
+/* ---- posting in batches (spool_env.post_on_loop) ---- */
+
+static void loop_posts_what_is_queued_as_one_chain(void **state)
+{
+	uintptr_t r[5];
+
+	(void)state;
+	Env.post_on_loop = true;
+	up(0);
+	struct handle *fh = open_handle(false);
+
+	for (int i = 0; i < 5; i++)
+		r[i] = write_msg(fh, 8 + i);
+	/* every write answered once queued, nothing posted yet, one task handed over */
+	for (int i = 0; i < 5; i++)
+		assert_true(reply_of(r[i])->write);
+	assert_int_equal(Nposts, 0);
+	assert_int_equal(stats().pending, 5);
+	assert_int_equal(stats().posted, 0);
+	assert_int_equal(Soon_calls, 1);
+	assert_accounts();
+	run_soon();
+	assert_int_equal(Batch_calls, 1);
+	assert_int_equal(Batch_sizes[0], 5);
+	assert_int_equal(stats().post_calls, 1);
+	for (unsigned i = 0; i < 5; i++) {
+		assert_int_equal(Posts[i].wr_id, i + 1); /* in the order written */
+		assert_int_equal(Posts[i].len, 8 + i);
+	}
+	assert_int_equal(stats().pending, 0);
+	assert_int_equal(stats().in_flight, 5);
+	assert_accounts();
+	complete(Posts[4].wr_id, IBV_WC_SUCCESS);
+	assert_int_equal(stats().completed, 5);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(replies_to(r[i]), 1);
+	assert_accounts();
+	/* the next write hands over a task again */
+	write_msg(fh, 8);
+	assert_int_equal(Soon_calls, 2);
+	run_soon();
+	assert_int_equal(Batch_calls, 2);
+	complete(Posts[5].wr_id, IBV_WC_SUCCESS);
+	spool_release(&Sp, fh);
+	assert_accounts();
+}
+
+static void a_chain_stops_at_the_window(void **state)
+{
+	(void)state;
+	Env.post_on_loop = true;
+	up(0);
+	struct handle *fh = open_handle(false);
+
+	for (int i = 0; i < NSLOTS; i++)
+		write_msg(fh, 8);
+	empty_msg(fh);
+	empty_msg(fh);
+	empty_msg(fh);
+	run_soon();
+	assert_int_equal(Batch_calls, 1);
+	assert_int_equal(Batch_sizes[0], WINDOW);
+	assert_int_equal(stats().pending, 1);
+	assert_accounts();
+	/* a completion opens the window: the rest goes (from the loop thread) */
+	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
+	assert_int_equal(Batch_calls, 2);
+	assert_int_equal(Batch_sizes[1], 1);
+	assert_int_equal(Posts[WINDOW].op, LINK_SEND_EMPTY);
+	complete(Posts[WINDOW].wr_id, IBV_WC_SUCCESS);
+	assert_int_equal(stats().completed, WINDOW + 1);
+	spool_release(&Sp, fh);
+	assert_accounts();
+}
+
+static void a_chain_that_fails_midway(void **state)
+{
+	(void)state;
+	Env.post_on_loop = true;
+	up(0);
+	struct handle *fh = open_handle(false);
+
+	for (int i = 0; i < 4; i++)
+		write_msg(fh, 8);
+	Post_ret = RPMA_E_PROVIDER;
+	Batch_fail_at = 2;
+	run_soon();
+	/* 2 reached the queue, the 3rd failed (posted and failed), the 4th waits */
+	assert_int_equal(Nposts, 2);
+	assert_int_equal(stats().posted, 3);
+	assert_int_equal(stats().failed, 1);
+	assert_int_equal(stats().in_flight, 2);
+	assert_int_equal(stats().pending, 1);
+	assert_int_equal(Drops, 1);
+	assert_accounts();
+	/* the written-and-answered write's failure: the next write says EIO, once */
+	assert_int_equal(spool_write_check(&Sp, fh, 8, false), EIO);
+	assert_int_equal(spool_take_error(&Sp, fh, NULL), 0);
+	Post_ret = 0;
+	Ops->on_down(Ctx, LINK_DRAINED, "drained");
+	assert_int_equal(stats().failed, 3);
+	assert_accounts();
+	spool_release(&Sp, fh);
+}
+
+static void a_chain_is_signaled_as_sends_one_by_one(void **state)
+{
+	unsigned every = WINDOW / 4, signaled = 0;
+
+	(void)state;
+	Env.post_on_loop = true;
+	up(0);
+	struct handle *fh = open_handle(false);
+
+	for (int i = 0; i < NSLOTS; i++)
+		write_msg(fh, 8);
+	run_soon();
+	assert_int_equal(Batch_calls, 1);
+	assert_int_equal(Nposts, NSLOTS);
+	for (unsigned i = 0; i < Nposts; i++) {
+		assert_int_equal(Posts[i].signaled, (i + 1) % every == 0);
+		signaled += Posts[i].signaled;
+	}
+	assert_int_equal(signaled, NSLOTS / every);
+	assert_true(Sp.fence_at_ms != 0);
+	complete(Posts[NSLOTS - 1].wr_id, IBV_WC_SUCCESS);
+	assert_int_equal(stats().completed, NSLOTS);
+	spool_release(&Sp, fh);
+	assert_accounts();
+}
+
+static void not_connected_async_write_still_waits(void **state)
+{
+	(void)state;
+	Env.post_on_loop = true;
+	struct handle *fh = open_handle(false);
+	uintptr_t r = write_msg(fh, 8);
+
+	/* queued, not answered: it waits for the connection (§8.5) */
+	assert_null(reply_of(r));
+	assert_int_equal(Soon_calls, 0);
+	up(0);
+	assert_int_equal(Nposts, 1);
+	assert_true(reply_of(r)->write);
+	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
+	spool_release(&Sp, fh);
+	assert_accounts();
+}
+
 static void null_peer_completes_at_once(void **state)
 {
 	(void)state;
@@ -1150,6 +1331,11 @@ int main(void)
 		T_ON_ERROR(zero_byte_message_is_an_empty_send),
 		T_NO_WAIT(zero_byte_message_refused_is_counted),
 		T(accounting_holds_through_a_mix),
+		T(loop_posts_what_is_queued_as_one_chain),
+		T(a_chain_stops_at_the_window),
+		T(a_chain_that_fails_midway),
+		T_ON_ERROR(a_chain_is_signaled_as_sends_one_by_one),
+		T(not_connected_async_write_still_waits),
 		T_NULL(null_peer_completes_at_once),
 		T(close_refuses_pending_and_fails_in_flight),
 		T(state_is_the_links),

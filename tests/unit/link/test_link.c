@@ -552,6 +552,65 @@ static void fence_is_signaled_zero_byte_write(void **state)
 	assert_int_equal(wr.num_sge, 0);
 }
 
+/* a batch: one ibv_post_send carrying the whole chain, in order */
+static void batch_is_one_chain(void **state)
+{
+	struct link_send sends[3] = {
+		{LINK_SEND, 100, 64, 11, false},
+		{LINK_SEND_EMPTY, 0, 0, 12, false},
+		{LINK_SEND, 4096, 8, 13, true},
+	};
+	unsigned posted = 99, calls;
+
+	(void)state;
+	connect_up();
+	calls = fake_calls(FAKE_IBV_POST_SEND);
+	assert_int_equal(link_post_batch(Link, sends, 3, &posted), 0);
+	assert_int_equal(posted, 3);
+	assert_int_equal(fake_calls(FAKE_IBV_POST_SEND), calls + 1);
+	assert_int_equal(fake_send_count(the_qp()), 3);
+	struct fake_send_wr a = fake_send_get(the_qp(), 0), b = fake_send_get(the_qp(), 1),
+			    c = fake_send_get(the_qp(), 2);
+
+	assert_int_equal(a.wr_id, 11);
+	assert_int_equal(a.opcode, IBV_WR_SEND);
+	assert_int_equal(a.sge.addr, (uintptr_t)Pool + 100);
+	assert_int_equal(a.sge.length, 64);
+	assert_false(a.send_flags & IBV_SEND_SIGNALED);
+	assert_int_equal(b.wr_id, 12);
+	assert_int_equal(b.num_sge, 0);
+	assert_int_equal(c.wr_id, 13);
+	assert_int_equal(c.sge.addr, (uintptr_t)Pool + 4096);
+	assert_true(c.send_flags & IBV_SEND_SIGNALED);
+}
+
+static void batch_failure_posts_nothing_more(void **state)
+{
+	struct link_send sends[2] = {{LINK_SEND, 0, 8, 1, true}, {LINK_SEND, 8, 8, 2, true}};
+	unsigned posted = 99;
+
+	(void)state;
+	connect_up();
+	fake_fail(FAKE_IBV_POST_SEND, 1, ENOMEM);
+	assert_int_equal(link_post_batch(Link, sends, 2, &posted), RPMA_E_PROVIDER);
+	assert_int_equal(posted, 0);
+	assert_int_equal(fake_send_count(the_qp()), 0);
+	/* out of the pool: refused before anything is posted */
+	sends[1].offset = (size_t)1 << 40;
+	assert_int_equal(link_post_batch(Link, sends, 2, &posted), RPMA_E_INVAL);
+	assert_int_equal(fake_send_count(the_qp()), 0);
+}
+
+static void batch_refused_when_not_up(void **state)
+{
+	struct link_send one = {LINK_SEND, 0, 8, 1, true};
+	unsigned posted = 99;
+
+	(void)state;
+	assert_int_not_equal(link_post_batch(Link, &one, 1, &posted), 0);
+	assert_int_equal(posted, 0);
+}
+
 static void post_refused_when_not_up(void **state)
 {
 	(void)state;
@@ -799,6 +858,9 @@ int main(void)
 		T(empty_send_has_no_sge),
 		T(fence_is_signaled_zero_byte_write),
 		T(post_refused_when_not_up),
+		T(batch_is_one_chain),
+		T(batch_failure_posts_nothing_more),
+		T(batch_refused_when_not_up),
 		T(completions_reach_the_user_in_order),
 		T(completions_are_reaped_in_batches),
 		T(spurious_wakeup_is_harmless),

@@ -238,6 +238,19 @@ for ((i = 0; i < 600; i++)); do
 	kill -0 $fs 2>/dev/null || break
 	nap 0.05
 done
+# the A/B of where posts happen (docs/design.md §8.4): a second mount whose
+# workers post after their reply (RPMAFS_POST=worker), on r1's receiver
+mntw=$work/spool-worker
+mkdir "$mntw"
+printf '[rpmafs]\nslots = %s\nlog_level = notice\n\n[w1]\naddress = %s\nport = 7205\n' \
+	"$SLOTS" "$LAB_B" >"$work/rpmafs-worker.ini"
+RPMAFS_POST=worker rpmafs -f --config "$work/rpmafs-worker.ini" "$mntw" 2>"$logs/rpmafs-worker.log" &
+fsw=$!
+for ((i = 0; i < 600; i++)); do
+	grep -q '^state: connected' "$mntw/w1.status" 2>/dev/null && break
+	kill -0 $fsw 2>/dev/null || break
+	nap 0.05
+done
 hz=$(getconf CLK_TCK)
 cpu_ticks() { sed 's/^.*) //' "/proc/$fs/stat" | awk '{ print $12 + $13 }'; }
 ticks_of() { sed 's/^.*) //' "$1" 2>/dev/null | awk '{ print $12 + $13 }'; }
@@ -405,8 +418,14 @@ if [ $connected = 1 ]; then
 		put_line "round.$r.noop.rate.64" "$line" msg_s
 		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/null" 64 "${NULL_RATE_N[0]}" 2>>"$logs/writer.log")
 		put_line "round.$r.null.rate.64" "$line" msg_s
+		p0=$(st r0 posted) b0=$(st r0 post_calls)
 		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/r0" 64 "${FS_RATE_N[0]}" 2>>"$logs/writer.log")
 		put_line "round.$r.rpmafs.async.64" "$line" msg_s
+		b1=$(st r0 post_calls)
+		[ -n "$b1" ] && [ "$b1" -gt "$b0" ] &&
+			put "round.$r.rpmafs.async.64.batch" "$(awk -v p=$(($(st r0 posted) - p0)) -v b=$((b1 - b0)) 'BEGIN { printf "%.2f", p / b }')"
+		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mntw/w1" 64 "${FS_RATE_N[0]}" 2>>"$logs/writer.log")
+		put_line "round.$r.rpmafs_post_worker.async.64" "$line" msg_s
 		line=$(timeout 300 bench-writer --latency --warmup $WARMUP "$mnt/null" 64 "${NULL_LAT_N[0]}" 2>>"$logs/writer.log")
 		put_line "round.$r.null.lat.64" "$line" median_us
 		line=$(timeout 120 bench-rpma send "$LAB_B" 7301 64 "${RAW_LAT_N[0]}" --latency --warmup 10 2>>"$logs/raw-send.log")
@@ -447,6 +466,8 @@ while read -r _ _ op n; do
 	put "noop.requests.$op" "$n"
 done < <(grep '^bench-noop-fs: requests ' "$logs/noop-fs.log")
 stop $fs
+fusermount3 -u "$mntw" 2>/dev/null || fusermount3 -uz "$mntw" 2>/dev/null
+stop $fsw
 stop "${recvs[@]}"
 
 # ---------------------------------------------------------------------------

@@ -98,10 +98,10 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 	}
 	if (devices_new(m->pool, &m->devices) || loop_new(mount_tick, m, &m->loop))
 		goto nomem;
-	/* RPMAFS_POST=worker: the A/B knob of docs/design.md §8.4 (tools/bench) */
+	/* RPMAFS_POST=loop: the A/B knob of docs/design.md §8.4 (tools/bench) */
 	post = getenv("RPMAFS_POST");
 	m->env = (struct spool_env){.pool = m->pool, .loop = m->loop, .devices = m->devices,
-		.nworkers = m->nworkers, .post_on_loop = !post || strcmp(post, "worker") != 0};
+		.nworkers = m->nworkers, .post_on_loop = post && strcmp(post, "loop") == 0};
 	m->spools = calloc(npeers, sizeof(*m->spools));
 	if (!m->spools)
 		goto nomem;

@@ -51,7 +51,7 @@ struct spool_env {
 	/*
 	 * Who posts what an async write queued on an up link (docs/design.md
 	 * §8.4): the loop thread, one chain of everything queued by the time
-	 * it runs (true, the default); or the worker, right after its reply.
+	 * it runs (true); or the worker, right after its reply (the default).
 	 */
 	bool post_on_loop;
 };

@@ -239,12 +239,12 @@ for ((i = 0; i < 600; i++)); do
 	nap 0.05
 done
 # the A/B of where posts happen (docs/design.md §8.4): a second mount whose
-# workers post after their reply (RPMAFS_POST=worker), on r1's receiver
+# engine thread posts (RPMAFS_POST=loop), on r1's receiver
 mntw=$work/spool-worker
 mkdir "$mntw"
 printf '[rpmafs]\nslots = %s\nlog_level = notice\n\n[w1]\naddress = %s\nport = 7205\n' \
 	"$SLOTS" "$LAB_B" >"$work/rpmafs-worker.ini"
-RPMAFS_POST=worker rpmafs -f --config "$work/rpmafs-worker.ini" "$mntw" 2>"$logs/rpmafs-worker.log" &
+RPMAFS_POST=loop rpmafs -f --config "$work/rpmafs-worker.ini" "$mntw" 2>"$logs/rpmafs-worker.log" &
 fsw=$!
 for ((i = 0; i < 600; i++)); do
 	grep -q '^state: connected' "$mntw/w1.status" 2>/dev/null && break
@@ -425,7 +425,7 @@ if [ $connected = 1 ]; then
 		[ -n "$b1" ] && [ "$b1" -gt "$b0" ] &&
 			put "round.$r.rpmafs.async.64.batch" "$(awk -v p=$(($(st r0 posted) - p0)) -v b=$((b1 - b0)) 'BEGIN { printf "%.2f", p / b }')"
 		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mntw/w1" 64 "${FS_RATE_N[0]}" 2>>"$logs/writer.log")
-		put_line "round.$r.rpmafs_post_worker.async.64" "$line" msg_s
+		put_line "round.$r.rpmafs_post_loop.async.64" "$line" msg_s
 		line=$(timeout 300 bench-writer --latency --warmup $WARMUP "$mnt/null" 64 "${NULL_LAT_N[0]}" 2>>"$logs/writer.log")
 		put_line "round.$r.null.lat.64" "$line" median_us
 		line=$(timeout 120 bench-rpma send "$LAB_B" 7301 64 "${RAW_LAT_N[0]}" --latency --warmup 10 2>>"$logs/raw-send.log")

@@ -270,8 +270,8 @@ def figure_tables(fig):
                 ("noop.rate.64.msg_s", "no-op FUSE file system: writer, 64 B", "msg/s"),
                 ("null.rate.64.msg_s", "null peer: writer, 64 B", "msg/s"),
                 ("rpmafs.async.64.msg_s", "rpmafs async: writer, 64 B", "msg/s"),
-                ("rpmafs.async.64.batch", "rpmafs async, 64 B: sends per ibv_post_send (loop thread posts)", ""),
-                ("rpmafs_post_worker.async.64.msg_s", "rpmafs async, 64 B, RPMAFS_POST=worker (B)", "msg/s"),
+                ("rpmafs.async.64.batch", "rpmafs async, 64 B: sends per ibv_post_send (workers post)", ""),
+                ("rpmafs_post_loop.async.64.msg_s", "rpmafs async, 64 B, RPMAFS_POST=loop (B)", "msg/s"),
                 ("null.lat.64.median_us", "null peer: write(2), 64 B, median", "µs"),
                 ("raw.lat.64.median_us", "raw rpma_send, send-and-complete, 64 B, median", "µs"),
                 ("rpmafs.sync.64.median_us", "rpmafs sync: write(2), 64 B, median", "µs")):

@@ -34,26 +34,31 @@ bool confirm_may_post(const struct confirm *cf, const struct msg *msg)
 	return !cf->on || !cf->limited || !rpmafs_seq_after(num, cf->limit);
 }
 
-int confirm_post(struct confirm *cf, struct link *link, enum link_op op, struct msg *msg,
-	bool prompt)
+bool confirm_imm(const struct confirm *cf, const struct msg *msg, bool prompt, uint32_t *next,
+	uint32_t *imm)
 {
-	uint32_t imm;
-	int ret;
+	uint32_t num = msg->numbered ? msg->wire : *next;
 
-	uint32_t num = msg->numbered ? msg->wire : cf->next;
-
-	if (!cf->on || op == LINK_FENCE)
-		return link_post(link, op, msg->offset, msg->len, msg->seq, msg->signaled);
+	*imm = 0;
+	if (!cf->on)
+		return true;
+	if (cf->limited && rpmafs_seq_after(num, cf->limit))
+		return false;
 	if (cf->limited && rpmafs_seq_diff(cf->limit, num) < CREDITS_LOW)
 		prompt = true; /* the receiver's room is running out: let it say so soon */
-	imm = num | (prompt ? RPMAFS_IMM_PROMPT : 0);
-	ret = link_post_imm(link, op, msg->offset, msg->len, msg->seq, msg->signaled, imm);
-	if (!ret && !msg->numbered) {
-		msg->wire = num;
-		msg->numbered = true;
-		cf->next = rpmafs_seq_next(cf->next);
-	}
-	return ret;
+	if (!msg->numbered)
+		*next = rpmafs_seq_next(*next);
+	*imm = num | (prompt ? RPMAFS_IMM_PROMPT : 0);
+	return true;
+}
+
+void confirm_posted(struct confirm *cf, struct msg *msg, uint32_t imm)
+{
+	if (!cf->on || msg->numbered)
+		return;
+	msg->wire = imm & RPMAFS_SEQ_MASK;
+	msg->numbered = true;
+	cf->next = rpmafs_seq_next(msg->wire);
 }
 
 static bool covered(const struct confirm *cf, const struct msg *msg)

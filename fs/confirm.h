@@ -45,13 +45,19 @@ void confirm_up(struct confirm *cf, bool on, unsigned credits);
 bool confirm_may_post(const struct confirm *cf, const struct msg *msg);
 
 /*
- * confirm_post -- post msg as op through link: numbered when on (a message
- * posted again keeps its number), with
- * RPMAFS_IMM_PROMPT when someone waits for it (prompt) or the credits run
- * out. Returns link_post's result.
+ * confirm_imm -- the immediate data of msg when posted now, in a chain of
+ * sends being built: its own number when it was numbered before (a message
+ * posted again keeps its number), else *next, which then advances (start
+ * *next at cf->next for a chain); with RPMAFS_IMM_PROMPT when someone waits
+ * for it (prompt) or the credits run out. False when the receiver has no
+ * room for that number: the chain ends before msg. Always 0 and true when
+ * off.
  */
-int confirm_post(struct confirm *cf, struct link *link, enum link_op op, struct msg *msg,
-	bool prompt);
+bool confirm_imm(const struct confirm *cf, const struct msg *msg, bool prompt, uint32_t *next,
+	uint32_t *imm);
+
+/* confirm_posted -- msg went with imm (confirm_imm): it keeps that number from now on */
+void confirm_posted(struct confirm *cf, struct msg *msg, uint32_t imm);
 
 /*
  * confirm_park -- msg's send completed: true when it now waits here for

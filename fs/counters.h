@@ -17,6 +17,7 @@ struct spool_stats {
 	uint64_t bytes_posted, bytes_confirmed;
 	uint64_t in_flight, pending, reconnects, payload_copies;
 	uint64_t open_handles;	/* spool file descriptions open now */
+	uint64_t post_calls;	/* chains of sends posted (one ibv_post_send each) */
 	uint64_t last_wr_id;
 	uint64_t resent;	/* receiver confirmation: posted again after a reconnection */
 	uint64_t acked;		/* receiver confirmation: acknowledged by the receiver */

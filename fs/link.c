@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include <librpma.h>
+#include <librpma_ext.h>
 
 #include "attempt.h"
 #include "clock.h"
@@ -549,6 +550,36 @@ bool link_acks(struct link *link)
 {
 	/* from on_up, on the loop thread: cur is the connection just up */
 	return link->cur && link->cur->la;
+}
+
+/* librpma posts one work request per call: the chain is the project's extension */
+_Static_assert(LINK_BATCH_MAX <= RPMA_SEND_BATCH_MAX, "a batch is one rpma_send_batch");
+int link_post_batch(struct link *link, const struct link_send *sends, unsigned n, unsigned *posted)
+{
+	struct link_conn *c = link->cur; /* stable while UP, as in link_post */
+	struct rpma_send_desc d[LINK_BATCH_MAX];
+	unsigned i;
+
+	*posted = 0;
+	if (!c || n == 0 || n > LINK_BATCH_MAX)
+		return RPMA_E_INVAL;
+	for (i = 0; i < n; i++) {
+		bool data = sends[i].op == LINK_SEND;
+
+		if (sends[i].op == LINK_FENCE)
+			return RPMA_E_INVAL; /* a fence is an RDMA WRITE: link_post */
+		d[i] = (struct rpma_send_desc){.src = data ? c->dev->pool_mr : NULL,
+			.offset = data ? sends[i].offset : 0,
+			.len = data ? sends[i].len : 0,
+			.flags = sends[i].signaled ? RPMA_F_COMPLETION_ALWAYS :
+						     RPMA_F_COMPLETION_ON_ERROR,
+			.with_imm = c->la != NULL,
+			.imm = sends[i].imm,
+			.op_context = (const void *)(uintptr_t)sends[i].wr_id};
+	}
+	if (c->la)
+		return linkack_send_batch(c->la, c->conn, d, n, posted);
+	return rpma_send_batch(c->conn, d, n, posted);
 }
 
 void link_stop(struct link *link)

@@ -126,6 +126,28 @@ enum link_op {
 int link_post(struct link *link, enum link_op op, size_t offset, uint32_t len, uint64_t wr_id,
 	bool signaled);
 
+/* one send of a batch: LINK_SEND of len bytes at offset, or LINK_SEND_EMPTY (len 0) */
+struct link_send {
+	enum link_op op;
+	size_t offset;
+	uint32_t len;
+	uint64_t wr_id;
+	bool signaled;
+	uint32_t imm; /* the immediate data, on a receiver-confirmed connection (link_acks) */
+};
+
+/* the most sends link_post_batch takes at once (rpma_send_batch's limit) */
+#define LINK_BATCH_MAX 64u
+
+/*
+ * link_post_batch -- post n (1..LINK_BATCH_MAX) sends, in order, as one
+ * chain of work requests: one ibv_post_send, one doorbell. As link_post,
+ * only while UP. On a receiver-confirmed connection every send carries its
+ * imm (IBV_WR_SEND_WITH_IMM, as link_post_imm), else none. Returns 0 with all posted, or an RPMA_E_* value with
+ * *posted set to how many of the first sends reached the send queue.
+ */
+int link_post_batch(struct link *link, const struct link_send *sends, unsigned n, unsigned *posted);
+
 /*
  * link_post_imm -- link_post with the immediate data imm (common/ack.h)
  * when the connection is receiver-confirmed (link_acks), else link_post.

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <librpma.h>
+#include <librpma_ext.h>
 
 #include "linkack.h"
 
@@ -61,9 +62,37 @@ void linkack_sent(struct linkack *la, uint32_t imm)
 	pthread_mutex_unlock(&la->lock);
 }
 
+/* record imm[0..n) as sent; *before: what the record said, for undo_locked */
+static void record_locked(struct linkack *la, const struct rpma_send_desc *d, unsigned n,
+	struct rpmafs_ack_state *before)
+{
+	*before = la->st;
+	for (unsigned i = 0; i < n; i++)
+		rpmafs_ack_state_sent(&la->st, d[i].imm);
+}
+
+/*
+ * Only the first kept of what record_locked recorded went out: the sent
+ * record goes back and takes those again; what acknowledgements changed
+ * meanwhile (acked, requests_acked) stays. No acknowledgement can name an
+ * unsent one: posts are serialized (the spool's lock).
+ */
+static void undo_locked(struct linkack *la, const struct rpma_send_desc *d, unsigned kept,
+	const struct rpmafs_ack_state *before)
+{
+	la->st.sent_any = before->sent_any;
+	la->st.first = before->first;
+	la->st.sent = before->sent;
+	la->st.requests = before->requests;
+	for (unsigned i = 0; i < kept; i++)
+		rpmafs_ack_state_sent(&la->st, d[i].imm);
+}
+
 int linkack_send(struct linkack *la, struct rpma_conn *conn, const struct rpma_mr_local *src,
 	size_t offset, uint32_t len, int flags, uint32_t imm, uint64_t wr_id)
 {
+	struct rpma_send_desc d = {.src = src, .offset = offset, .len = len, .flags = flags,
+		.with_imm = true, .imm = imm, .op_context = (const void *)(uintptr_t)wr_id};
 	struct rpmafs_ack_state before;
 	int ret;
 
@@ -73,18 +102,31 @@ int linkack_send(struct linkack *la, struct rpma_conn *conn, const struct rpma_m
 	 * post returns (seen in the lab: refused as "from the future").
 	 */
 	pthread_mutex_lock(&la->lock);
-	before = la->st;
-	rpmafs_ack_state_sent(&la->st, imm);
+	record_locked(la, &d, 1, &before);
 	pthread_mutex_unlock(&la->lock);
-	ret = rpma_send_with_imm(conn, src, offset, len, flags, imm,
-		(const void *)(uintptr_t)wr_id);
+	ret = rpma_send_with_imm(conn, src, offset, len, flags, imm, d.op_context);
 	if (ret) {
-		/* not sent: no acknowledgement can name it (posts are serialized) */
 		pthread_mutex_lock(&la->lock);
-		la->st.sent_any = before.sent_any;
-		la->st.first = before.first;
-		la->st.sent = before.sent;
-		la->st.requests = before.requests;
+		undo_locked(la, &d, 0, &before);
+		pthread_mutex_unlock(&la->lock);
+	}
+	return ret;
+}
+
+int linkack_send_batch(struct linkack *la, struct rpma_conn *conn,
+	const struct rpma_send_desc *descs, unsigned n, unsigned *posted)
+{
+	struct rpmafs_ack_state before;
+	int ret;
+
+	/* recorded before the post, as in linkack_send */
+	pthread_mutex_lock(&la->lock);
+	record_locked(la, descs, n, &before);
+	pthread_mutex_unlock(&la->lock);
+	ret = rpma_send_batch(conn, descs, n, posted);
+	if (ret) {
+		pthread_mutex_lock(&la->lock);
+		undo_locked(la, descs, *posted, &before);
 		pthread_mutex_unlock(&la->lock);
 	}
 	return ret;

@@ -54,6 +54,15 @@ int linkack_send(struct linkack *la, struct rpma_conn *conn, const struct rpma_m
 	size_t offset, uint32_t len, int flags, uint32_t imm, uint64_t wr_id);
 
 /*
+ * linkack_send_batch -- rpma_send_batch of n sends with immediate data
+ * (librpma_ext.h), every one recorded as sent before the post; after a
+ * failure only the *posted first ones stay recorded. 0 or an rpma error.
+ */
+struct rpma_send_desc;
+int linkack_send_batch(struct linkack *la, struct rpma_conn *conn,
+	const struct rpma_send_desc *descs, unsigned n, unsigned *posted);
+
+/*
  * linkack_take -- take the acknowledgements out of n completions: each one
  * parsed and checked against what was sent, its receive posted again, and
  * handed to on_ack(ctx, ack, unanswered requests); flushed receives are

@@ -27,6 +27,7 @@
 #include "loop.h"
 #include "msg.h"
 #include "pool.h"
+#include "post.h"
 #include "spool.h"
 
 /* how long unsignaled sends may stay unconfirmed before a fence is posted */
@@ -118,6 +119,9 @@ static void finish_locked(struct spool *sp, struct msg *msg, enum msg_end end, i
 		set_error(sp, why);
 		if (msg->req)
 			reply_msg(rs, msg, false, code);
+		else if (msg->fh && msg->kind == MSG_DATA)
+			/* answered when queued (§4.2): the next write, fsync or close says EIO */
+			msg->fh->error = EIO;
 		else if (msg->fh && msg->kind == MSG_EMPTY)
 			log_warn("%s: 0-byte message not sent: %s", sp->cfg->name, why);
 	} else if (msg->kind == MSG_FENCE) {
@@ -220,24 +224,6 @@ static void flush_in_flight_locked(struct spool *sp, struct replies *rs)
 
 /* ---- posting ---- */
 
-static bool wants_signal(struct spool *sp, const struct msg *msg)
-{
-	unsigned every;
-
-	if (msg->sync || sp->cfg->completion == RPMAFS_COMPLETION_ALWAYS)
-		return true;
-	/*
-	 * RPMA_F_COMPLETION_ON_ERROR: most sends make no completion. One in
-	 * every quarter window is signaled so that buffers come back under
-	 * load; the rest are confirmed by it (RC completes in order), or by a
-	 * fence once the spool goes quiet.
-	 */
-	every = sp->window / 4 ? sp->window / 4 : 1;
-	if (sp->unsignaled + 1 >= every)
-		return true;
-	return pool_free_count(sp->env->pool) < sp->env->nworkers;
-}
-
 static void count_posted_locked(struct spool *sp, struct msg *msg)
 {
 	sp->st.posted++;
@@ -268,77 +254,92 @@ static void refuse_unsent_locked(struct spool *sp, struct msg *msg, bool waited,
 	refuse_locked(sp, msg, link_unsent(sp->link, waited, what, why, sizeof(why)), why, rs);
 }
 
-/* post one message; false when the link refused it */
-static bool post_one(struct spool *sp, struct msg *msg, struct replies *rs)
+/* the link refused msg (the sends before it in its chain reached the queue): drop the link */
+static void post_failed_locked(struct spool *sp, struct msg *msg, int ret, struct replies *rs)
 {
-	static const enum link_op ops[] = {
-		[MSG_DATA] = LINK_SEND, [MSG_EMPTY] = LINK_SEND_EMPTY, [MSG_FENCE] = LINK_FENCE};
-	int ret;
+	char why[96];
 
-	msg->signaled = msg->kind == MSG_FENCE || wants_signal(sp, msg);
-	/* someone waits for it: a sync write, an fsync or close, a writer short of buffers */
-	ret = confirm_post(&sp->cf, sp->link, ops[msg->kind], msg, msg->sync || sp->fsync_waiting ||
-		pool_free_count(sp->env->pool) <= sp->env->nworkers);
-	if (ret) {
-		char why[96];
-
-		snprintf(why, sizeof(why), "post failed: %s", rpma_err_2str(ret));
-		log_err("%s: %s", sp->cfg->name, why);
-		if (msg->kind == MSG_FENCE) {
-			msg_unhold(msg);
-		} else {
-			/* counted posted and failed: posted = completed + failed + in_flight */
-			count_posted_locked(sp, msg);
-			finish_locked(sp, msg, END_FAILED, IBV_WC_GENERAL_ERR, why, rs);
-		}
-		drop_locked(sp, why);
-		return false;
+	snprintf(why, sizeof(why), "post failed: %s", rpma_err_2str(ret));
+	log_err("%s: %s", sp->cfg->name, why);
+	if (msg->kind == MSG_FENCE) {
+		msg_unhold(msg);
+	} else {
+		/* counted posted and failed: posted = completed + failed + in_flight */
+		count_posted_locked(sp, msg);
+		finish_locked(sp, msg, END_FAILED, IBV_WC_GENERAL_ERR, why, rs);
 	}
+	drop_locked(sp, why);
+}
 
+/* msg reached the send queue with imm: in flight (sp->unsignaled was counted in post_build) */
+static void posted_locked(struct spool *sp, struct msg *msg, uint32_t imm, struct replies *rs)
+{
 	/* a deadline of seconds: a tick early does not matter */
 	msg->posted_ms = now_ms_coarse();
+	msg->deadline_ms = 0;
 	msgq_push(&sp->in_flight, msg);
 	/* cheap: the timer only moves when this is earlier than what is set */
 	loop_arm(sp->env->loop, msg->posted_ms + LINK_SILENCE_MS(sp->cfg->send_timeout_ms));
 	if (msg->kind == MSG_FENCE) {
 		sp->fence_in_flight = true;
-		sp->unsignaled = 0;
-		return true;
+		return;
 	}
+	confirm_posted(&sp->cf, msg, imm);
 	count_posted_locked(sp, msg);
-	if (msg->signaled) {
-		sp->unsignaled = 0;
-	} else {
-		sp->unsignaled++;
+	if (!msg->signaled)
 		arm_fence_locked(sp);
-	}
 	if (msg->req && !msg->sync)
-		/* an async write returns once its message is posted */
+		/* queued while not connected: it returns now (an up link answers at once, §4.2) */
 		reply_msg(rs, msg, true, 0);
-	return true;
 }
 
+/*
+ * Post what is pending, up to the window and the credits, as chains (one
+ * ibv_post_send each, post.h, docs/design.md §8.4). A message larger than
+ * the receiver accepts ends a chain and is refused at the head.
+ */
 static void post_ready_locked(struct spool *sp, struct replies *rs)
 {
 	while (sp->pending.head && sp->up && confirm_may_post(&sp->cf, sp->pending.head) &&
 		sp->in_flight.count - sp->fence_in_flight < sp->window) {
-		struct msg *msg = pending_pop(sp);
+		struct link_send sends[LINK_BATCH_MAX];
+		unsigned room = sp->window - (sp->in_flight.count - sp->fence_in_flight);
+		unsigned free_buffers = pool_free_count(sp->env->pool);
+		/* someone waits: a sync write, an fsync or close, a writer short of buffers */
+		struct post_policy pp = {.window = sp->window, .max_message = sp->st.max_message,
+			.always = sp->cfg->completion == RPMAFS_COMPLETION_ALWAYS,
+			.free_buffers = free_buffers, .nworkers = sp->env->nworkers,
+			.prompt = sp->fsync_waiting || free_buffers <= sp->env->nworkers,
+			.cf = &sp->cf, .unsignaled = &sp->unsignaled};
+		struct msg *msg = sp->pending.head;
+		unsigned n, posted = 0, i;
+		int ret;
 
 		if (msg->kind == MSG_DATA && msg->len > sp->st.max_message) {
 			/* the receiver that answered has a smaller limit than the config */
-			refuse_locked(sp, msg, EMSGSIZE, "message larger than the receiver accepts",
-				rs);
+			refuse_locked(sp, pending_pop(sp), EMSGSIZE,
+				"message larger than the receiver accepts", rs);
 			continue;
 		}
-		msg->deadline_ms = 0;
-		if (!post_one(sp, msg, rs))
+		n = post_build(msg, &pp, sends, room < LINK_BATCH_MAX ? room : LINK_BATCH_MAX);
+		if (!n)
 			break;
+		ret = link_post_batch(sp->link, sends, n, &posted);
+		sp->st.post_calls++;
+		for (i = 0; i < posted; i++)
+			posted_locked(sp, pending_pop(sp), sends[i].imm, rs);
+		if (ret) {
+			post_failed_locked(sp, pending_pop(sp), ret, rs);
+			return;
+		}
 	}
 }
 
+/* confirm unsignaled sends: a 0-byte RDMA WRITE, alone, always signaled */
 static void fence_locked(struct spool *sp, struct replies *rs)
 {
 	struct msg *fence;
+	int ret;
 
 	if (!sp->unsignaled || sp->fence_in_flight || !sp->up)
 		return;
@@ -348,8 +349,15 @@ static void fence_locked(struct spool *sp, struct replies *rs)
 	fence->kind = MSG_FENCE;
 	fence->slot = POOL_NO_SLOT;
 	fence->seq = sp->next_seq++;
+	fence->signaled = true;
 	atomic_init(&fence->holds, 1);
-	post_one(sp, fence, rs);
+	ret = link_post(sp->link, LINK_FENCE, 0, 0, fence->seq, true);
+	if (ret) {
+		post_failed_locked(sp, fence, ret, rs);
+		return;
+	}
+	sp->unsignaled = 0;
+	posted_locked(sp, fence, 0, rs);
 }
 
 /* a null peer: every message completes at once, nothing is sent */
@@ -357,8 +365,6 @@ static void null_complete(struct spool *sp, struct msg *msg, struct replies *rs)
 {
 	msg->seq = sp->next_seq++;
 	count_posted_locked(sp, msg);
-	if (msg->req && !msg->sync)
-		reply_msg(rs, msg, true, 0);
 	finish_locked(sp, msg, END_CONFIRMED, IBV_WC_SUCCESS, NULL, rs);
 }
 
@@ -392,10 +398,16 @@ void spool_submit(struct spool *sp, struct msg *msg)
 		msg->deadline_ms = deadline = now_ms() + sp->cfg->send_timeout_ms;
 	}
 	pending_push(sp, msg);
+	if (sp->up && msg->req && !msg->sync)
+		reply_msg(&rs, msg, true, 0); /* an async write returns once queued (§4.2) */
+	pthread_mutex_unlock(&sp->lock);
+	/* the worker posts after its reply: what others queue meanwhile joins the chain (§8.4) */
+	replies_send(&rs);
+	loop_arm(sp->env->loop, deadline);
+	pthread_mutex_lock(&sp->lock);
 	post_ready_locked(sp, &rs);
 	pthread_mutex_unlock(&sp->lock);
 	replies_send(&rs);
-	loop_arm(sp->env->loop, deadline);
 }
 
 /* ---- what the link reports (loop thread) ---- */
@@ -668,12 +680,6 @@ void spool_release(struct spool *sp, struct handle *fh)
 	pthread_mutex_unlock(&sp->lock);
 }
 
-void spool_stop(struct spool *sp)
-{
-	if (sp->link)
-		link_stop(sp->link);
-}
-
 void spool_close(struct spool *sp)
 {
 	struct replies rs = REPLIES_INIT(rs);
@@ -690,4 +696,3 @@ void spool_close(struct spool *sp)
 	pthread_mutex_unlock(&sp->lock);
 	replies_send(&rs);
 }
-

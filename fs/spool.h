@@ -111,8 +111,9 @@ void spool_fini(struct spool *sp);
 
 /*
  * spool_submit -- queue msg behind everything written before it and post
- * what the connection and the window allow. Takes msg. An async write's
- * reply is sent when its message is posted, a sync one's at completion.
+ * what the connection and the window allow, as one chain (the calling
+ * worker posts, after its reply). Takes msg. An async write's reply is sent once it is queued on an up
+ * link (else when it is posted), a sync one's at completion.
  */
 void spool_submit(struct spool *sp, struct msg *msg);
 

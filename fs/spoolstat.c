@@ -70,3 +70,9 @@ void spool_stats_get(struct spool *sp, struct spool_stats *st)
 	st->state = sp->link ? link_status(sp->link) : "connected";
 	pthread_mutex_unlock(&sp->lock);
 }
+
+void spool_stop(struct spool *sp)
+{
+	if (sp->link)
+		link_stop(sp->link);
+}

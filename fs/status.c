@@ -19,7 +19,7 @@ enum key {
 	K_STATE, K_ADDRESS, K_MODE, K_COMPLETION, K_CONFIRM, K_CLOSE, K_MAX_MESSAGE,
 	K_POSTED, K_COMPLETED, K_ACKED, K_UNACKED, K_FAILED, K_IN_FLIGHT, K_PENDING, K_REFUSED, K_OPEN,
 	K_BYTES_POSTED, K_BYTES_CONFIRMED, K_RECONNECTS, K_BAD_ACKS, K_LAST_ERROR, K_LAST_WR_ID,
-	K_LAST_POSTED, K_LAST_COMPLETED, K_PAYLOAD_COPIES, K_RESENT, K_COUNT
+	K_LAST_POSTED, K_LAST_COMPLETED, K_PAYLOAD_COPIES, K_RESENT, K_POST_CALLS, K_COUNT
 };
 
 static const char *const key_names[K_COUNT] = {
@@ -49,6 +49,7 @@ static const char *const key_names[K_COUNT] = {
 	[K_LAST_COMPLETED] = "last_completed",
 	[K_PAYLOAD_COPIES] = "payload_copies",
 	[K_RESENT] = "resent",
+	[K_POST_CALLS] = "post_calls",
 };
 
 static void fmt_time(const struct timespec *ts, char *buf, size_t len)
@@ -159,6 +160,9 @@ static void value_of(const struct spool *sp, const struct spool_stats *st, enum 
 		break;
 	case K_RESENT:
 		snprintf(buf, len, "%" PRIu64, st->resent);
+		break;
+	case K_POST_CALLS:
+		snprintf(buf, len, "%" PRIu64, st->post_calls);
 		break;
 	case K_COUNT:
 		buf[0] = '\0';

@@ -7,6 +7,7 @@
 
 #include "conn.h"
 #include "cq.h"
+#include "librpma_ext.h"
 #include "log.h"
 #include "mr.h"
 #include "private_data.h"
@@ -297,6 +298,17 @@ int rpma_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t of
 		return RPMA_E_INVAL;
 
 	return rpma_mr_post_send(conn->id->qp, src, offset, len, flags, IBV_WR_SEND, 0, op_context);
+}
+
+int rpma_send_batch(
+	struct rpma_conn *conn, const struct rpma_send_desc *descs, unsigned n, unsigned *posted)
+{
+	if (posted)
+		*posted = 0;
+	if (conn == NULL || descs == NULL || n == 0 || n > RPMA_SEND_BATCH_MAX)
+		return RPMA_E_INVAL;
+
+	return rpma_mr_post_send_chain(conn->id->qp, descs, n, posted);
 }
 
 int rpma_send_with_imm(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t offset,

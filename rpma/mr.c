@@ -5,7 +5,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "librpma_ext.h"
 #include "log.h"
 #include "mr.h"
 #include "peer.h"
@@ -116,6 +118,59 @@ int rpma_mr_post_send(struct ibv_qp *qp, const struct rpma_mr_local *src, size_t
 	wr.send_flags = rpma_flags_signaled(flags) ? IBV_SEND_SIGNALED : 0;
 
 	return post_send(qp, &wr);
+}
+
+int rpma_mr_post_send_chain(
+	struct ibv_qp *qp, const struct rpma_send_desc *descs, unsigned n, unsigned *posted)
+{
+	struct ibv_sge sge[RPMA_SEND_BATCH_MAX];
+	struct ibv_send_wr wr[RPMA_SEND_BATCH_MAX];
+	struct ibv_send_wr *bad_wr = NULL;
+	unsigned i;
+	int err;
+
+	memset(wr, 0, n * sizeof(wr[0]));
+	for (i = 0; i < n; i++) {
+		const struct rpma_send_desc *d = &descs[i];
+
+		if (d->flags == 0 || (d->src == NULL && (d->offset != 0 || d->len != 0)))
+			return RPMA_E_INVAL;
+		if (d->src != NULL) {
+			int ret = check_range(d->src, qp->pd, d->offset, d->len, "send");
+			if (ret)
+				return ret;
+		}
+		/* a zero length goes without an SGE, as in rpma_mr_post_send() */
+		if (d->src != NULL && d->len > 0) {
+			sge[i].addr = (uint64_t)(uintptr_t)d->src->ptr + d->offset;
+			sge[i].length = (uint32_t)d->len;
+			sge[i].lkey = d->src->ibv_mr->lkey;
+			wr[i].sg_list = &sge[i];
+			wr[i].num_sge = 1;
+		}
+		wr[i].wr_id = (uint64_t)(uintptr_t)d->op_context;
+		wr[i].opcode = d->with_imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND;
+		if (d->with_imm)
+			wr[i].imm_data = htonl(d->imm);
+		wr[i].send_flags = rpma_flags_signaled(d->flags) ? IBV_SEND_SIGNALED : 0;
+		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+	}
+
+	/* ibv_post_send() returns the errno value itself */
+	err = ibv_post_send(qp, wr, &bad_wr);
+	if (err) {
+		unsigned done = bad_wr ? (unsigned)(bad_wr - wr) : 0;
+
+		RPMA_LOG_ERROR_WITH_ERRNO(err,
+			"ibv_post_send(qp_num=%u, a chain of %u sends, failed at %u)", qp->qp_num,
+			n, done);
+		if (posted)
+			*posted = done <= n ? done : 0;
+		return RPMA_E_PROVIDER;
+	}
+	if (posted)
+		*posted = n;
+	return 0;
 }
 
 /*

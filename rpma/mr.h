@@ -28,6 +28,15 @@ int rpma_mr_post_send(struct ibv_qp *qp, const struct rpma_mr_local *src, size_t
 	int flags, enum ibv_wr_opcode opcode, uint32_t imm, const void *op_context);
 
 /*
+ * rpma_mr_post_send_chain -- post n sends (IBV_WR_SEND or _WITH_IMM) as one chain (rpma_send_batch() in
+ * librpma_ext.h): all checked first; 0, RPMA_E_INVAL (nothing posted) or RPMA_E_PROVIDER
+ * with *posted the number taken before the failed one
+ */
+struct rpma_send_desc;
+int rpma_mr_post_send_chain(
+	struct ibv_qp *qp, const struct rpma_send_desc *descs, unsigned n, unsigned *posted);
+
+/*
  * rpma_mr_post_recv -- post a receive into dst[offset .. offset + len); dst == NULL or
  * len == 0 posts no SGE; 0, RPMA_E_INVAL (also for a queue pair on a shared receive queue) or
  * RPMA_E_PROVIDER

@@ -9,6 +9,9 @@
 #ifndef LIBRPMA_EXT_H
 #define LIBRPMA_EXT_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 #include "librpma.h"
@@ -26,5 +29,37 @@
  * *addr is left untouched on error.
  */
 int rpma_conn_req_get_peer_addr(const struct rpma_conn_req *req, struct sockaddr_storage *addr);
+
+/* the most sends one rpma_send_batch() takes */
+#define RPMA_SEND_BATCH_MAX 64
+
+/* one send of a batch: the arguments of rpma_send(), or of rpma_send_with_imm() */
+struct rpma_send_desc {
+	const struct rpma_mr_local *src; /* NULL (with offset 0, len 0): a 0-byte message */
+	size_t offset;
+	size_t len;
+	int flags;     /* RPMA_F_COMPLETION_ALWAYS or RPMA_F_COMPLETION_ON_ERROR */
+	bool with_imm; /* as rpma_send_with_imm(): IBV_WR_SEND_WITH_IMM carrying imm */
+	uint32_t imm;  /* host order, as rpma_send_with_imm() takes it */
+	const void *op_context;
+};
+
+/*
+ * rpma_send_batch -- post n sends as one chain of work requests, with one
+ * ibv_post_send(): one doorbell on hardware, one system call (and one run
+ * of the emulated NIC) under Soft-RoCE. Each send is what rpma_send() (or,
+ * with with_imm, rpma_send_with_imm()) with the same arguments would post,
+ * in order; sends with and without immediate data may be mixed; librpma posts one work request
+ * per call, which is why this extension exists.
+ *
+ * Every descriptor is checked before anything is posted. Returns 0 with all
+ * n posted; RPMA_E_INVAL (nothing posted) when conn or descs is NULL, n is 0
+ * or over RPMA_SEND_BATCH_MAX, or a descriptor is one rpma_send() would
+ * refuse; RPMA_E_PROVIDER when ibv_post_send() failed, with *posted (if not
+ * NULL) set to how many of the first sends the queue took before the one
+ * that failed.
+ */
+int rpma_send_batch(
+	struct rpma_conn *conn, const struct rpma_send_desc *descs, unsigned n, unsigned *posted);
 
 #endif /* LIBRPMA_EXT_H */

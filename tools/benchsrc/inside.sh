@@ -213,6 +213,14 @@ for p in 0 1 2 3; do
 	wait_for "$logs/rpma-recv-$p.log" "listening on" 20 || note rpma-recv "rpma-recv $p did not start"
 done
 
+# the true FUSE floor: bench-noop-fs answers every WRITE at once, with
+# rpmafs's FUSE settings (tools/benchsrc/noop-fs.c); mounted for the whole run
+noop=$work/noop
+mkdir "$noop"
+bench-noop-fs -f "$noop" 2>"$logs/noop-fs.log" &
+noop_fs=$!
+wait_for "$logs/noop-fs.log" "serving" 20 || note noop "bench-noop-fs did not start (see noop-fs.log)"
+
 mkdir "$mnt"
 {
 	printf '[rpmafs]\nslots = %s\nlog_level = notice\n\n[null]\ntype = null\n' "$SLOTS"
@@ -262,6 +270,13 @@ if [ $connected = 1 ]; then
 	set -- $pool
 	put daemon.pool_mib "$(awk -v n="$1" -v k="$2" 'BEGIN { printf "%.2f", n * k / 1024 }')"
 	put daemon.slots "$SLOTS"
+
+	# -- the no-op file system: FUSE alone, the same writer
+	step "no-op FUSE file system: write rate and latency (the true FUSE floor)"
+	line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$noop/f" 64 "${NULL_RATE_N[0]}" 2>>"$logs/writer.log")
+	[ -n "$line" ] && put_line "noop.rate.64" "$line" msg_s mib_s count || note "noop.rate.64" "missing (see writer.log)"
+	line=$(timeout 300 bench-writer --latency --warmup $WARMUP "$noop/f" 64 "${NULL_LAT_N[0]}" 2>>"$logs/writer.log")
+	[ -n "$line" ] && put_line "noop.lat.64" "$line" median_us p99_us mean_us count || note "noop.lat.64" "missing (see writer.log)"
 
 	# -- the null peer: FUSE's own cost
 	step "null peer: write rate and latency (FUSE's own cost)"
@@ -332,6 +347,28 @@ if [ $connected = 1 ]; then
 		put rpmafs.dd1020k_x4.count $((4 * DD4_N))
 	else
 		note rpmafs.dd1020k_x4 "missing: a dd failed (see dd4-*.log)"
+	fi
+
+	# -- 64 B async: four writers on four peers at once (reported against one writer)
+	step "async 64 B: four writers on four peers at once"
+	pids=()
+	for p in 0 1 2 3; do
+		timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/r$p" 64 "${FS_RATE_N[0]}" \
+			>"$work/x4-$p.out" 2>>"$logs/writer.log" &
+		pids+=($!)
+	done
+	ok=1
+	for p in "${pids[@]}"; do wait "$p" || ok=0; done
+	sum=0
+	for p in 0 1 2 3; do
+		v=$(get "$(cat "$work/x4-$p.out")" msg_s)
+		[ -n "$v" ] || ok=0
+		sum=$(awk -v a="$sum" -v b="${v:-0}" 'BEGIN { printf "%.1f", a + b }')
+	done
+	if [ $ok = 1 ]; then
+		put rpmafs.async64_x4.msg_s "$sum"
+	else
+		note rpmafs.async64_x4 "missing: a writer failed (see writer.log)"
 	fi
 
 	# -- what a user would do without rpmafs: one nc (a TCP connection) per message
@@ -407,10 +444,16 @@ if [ $connected = 1 ]; then
 			t1=$(now)
 			put "round.$r.rpmafs.dd1020k.mib_s" "$(awk -v n=$DD_N -v t="$(minus "$t1" "$t0")" -v m=$MAX 'BEGIN { printf "%.3f", n * m / t / 1048576 }')"
 		fi
+		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$noop/f" 64 "${NULL_RATE_N[0]}" 2>>"$logs/writer.log")
+		put_line "round.$r.noop.rate.64" "$line" msg_s
 		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/null" 64 "${NULL_RATE_N[0]}" 2>>"$logs/writer.log")
 		put_line "round.$r.null.rate.64" "$line" msg_s
+		p0=$(st r0 posted) b0=$(st r0 post_calls)
 		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/r0" 64 "${FS_RATE_N[0]}" 2>>"$logs/writer.log")
 		put_line "round.$r.rpmafs.async.64" "$line" msg_s
+		b1=$(st r0 post_calls)
+		[ -n "$b1" ] && [ "$b1" -gt "$b0" ] &&
+			put "round.$r.rpmafs.async.64.batch" "$(awk -v p=$(($(st r0 posted) - p0)) -v b=$((b1 - b0)) 'BEGIN { printf "%.2f", p / b }')"
 		line=$(timeout 300 bench-writer --latency --warmup $WARMUP "$mnt/null" 64 "${NULL_LAT_N[0]}" 2>>"$logs/writer.log")
 		put_line "round.$r.null.lat.64" "$line" median_us
 		line=$(timeout 120 bench-rpma send "$LAB_B" 7301 64 "${RAW_LAT_N[0]}" --latency --warmup 10 2>>"$logs/raw-send.log")
@@ -452,6 +495,17 @@ else
 fi
 fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null
 for ((i = 0; i < 100; i++)); do kill -0 $fs 2>/dev/null || break; nap 0.1; done
+
+# FUSE requests per `echo > f` on the no-op file system (it counts them by
+# opcode and prints them at exit); rpmafs's own are in docs/bench/results.md
+step "no-op FUSE file system: requests per echo"
+for ((i = 0; i < 100; i++)); do echo "message $i" >"$noop/f"; done
+fusermount3 -u "$noop" 2>/dev/null || fusermount3 -uz "$noop" 2>/dev/null
+for ((i = 0; i < 100; i++)); do kill -0 $noop_fs 2>/dev/null || break; nap 0.1; done
+stop "$noop_fs"
+while read -r _ _ op n; do
+	put "noop.requests.$op" "$n"
+done < <(grep '^bench-noop-fs: requests ' "$logs/noop-fs.log")
 stop $fs
 stop "${recvs[@]}"
 

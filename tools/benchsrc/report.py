@@ -48,6 +48,10 @@ def div(a, b):
     return a / b
 
 
+def minus_or_none(a, b):
+    return None if a is None or b is None else a - b
+
+
 def fmt(v, digits=None):
     if v is None:
         return "missing"
@@ -107,7 +111,7 @@ def checks(fig):
         key="async64_over_null", what="async write rate, 64 B, one writer",
         figure="%s msg/s" % fmt(num),
         floor="%s msg/s (null peer)" % fmt(floor),
-        value=r, target=">= 0.9", met=None if r is None else r >= 0.9, rounds=rs,
+        value=r, target=">= 0.8", met=None if r is None else r >= 0.8, rounds=rs,
         definition="rpmafs async 64 B write rate to rpma-recv / the same writer's 64 B rate "
                    "to a null peer (both: one descriptor, N write(2)s, then fsync)" +
                    rounds_text(rs)))
@@ -118,7 +122,7 @@ def checks(fig):
         key="bw1m_over_perftest", what="throughput, dd bs=1020K (bs=1M is over the limit)",
         figure="%s MiB/s" % fmt(num),
         floor="%s MiB/s (ib_send_bw -s 1048576)" % fmt(floor),
-        value=r, target=">= 0.9", met=None if r is None else r >= 0.9, rounds=rs,
+        value=r, target=">= 0.95", met=None if r is None else r >= 0.95, rounds=rs,
         definition="rpmafs MiB/s with dd bs=1020K conv=fsync (1044480-byte messages) / "
                    "ib_send_bw -R -s 1048576 BW average (MiB/s)" + rounds_text(rs)))
 
@@ -131,10 +135,20 @@ def checks(fig):
         key="sync64_latency_over_floor", what="sync write latency, 64 B, median",
         figure="%s µs" % fmt(num),
         floor="%s µs (null-peer write + raw send-and-complete)" % fmt(floor),
-        value=r, target="<= 1.1", met=None if r is None else r <= 1.1, rounds=rs,
+        value=r, target="<= 1.3", met=None if r is None else r <= 1.3, rounds=rs,
         definition="rpmafs sync (O_DSYNC) 64 B median write latency / (null-peer 64 B median "
                    "write latency + raw rpma_send 64 B send-and-complete median latency)" +
                    rounds_text(rs)))
+
+    num, floor, r, rs = paired(fig, "null.rate.64.msg_s", lambda get: get("noop.rate.64.msg_s"))
+    out.append(dict(
+        key="null_over_noop", what="null-peer write rate, 64 B, one writer",
+        figure="%s msg/s (null peer)" % fmt(num),
+        floor="%s msg/s (no-op FUSE file system)" % fmt(floor),
+        value=r, target=">= 0.9", met=None if r is None else r >= 0.9, rounds=rs,
+        definition="rpmafs null-peer 64 B write rate / the same writer's rate to bench-noop-fs "
+                   "(tools/benchsrc/noop-fs.c: answers every WRITE at once, rpmafs's FUSE "
+                   "settings and worker count)" + rounds_text(rs)))
 
     r = div(g("shell.nc_s"), g("shell.echo_s"))
     n = g("shell.messages")
@@ -185,6 +199,16 @@ def checks(fig):
                    "its acknowledgement) / the same loop with close = return, timed until "
                    "rpma-recv acknowledged every message"))
 
+    r = div(g("rpmafs.async64_x4.msg_s"), g("rpmafs.async.64.msg_s"))
+    out.append(dict(
+        key="async64_4peers_over_1",
+        what="async write rate, 64 B: 4 writers on 4 peers against one writer",
+        figure="%s msg/s (sum of 4 writers)" % fmt(g("rpmafs.async64_x4.msg_s")),
+        floor="%s msg/s (one writer)" % fmt(g("rpmafs.async.64.msg_s")),
+        value=r, target="report", met=None,
+        definition="sum of the msg/s of 4 bench-writers (64 B, async, then fsync) started "
+                   "together on r0..r3 (4 rpma-recv) / one writer's rate on r0, same run"))
+
     r = None
     if g("daemon.hwm_mib") is not None and g("daemon.pool_mib") is not None:
         r = g("daemon.hwm_mib") - g("daemon.pool_mib")
@@ -224,6 +248,8 @@ def figure_tables(fig):
     for s in (64, 4096, MIB):
         row(sec, "raw rpma_send, window 16, %s" % size_name(s), g("raw.rate.%d.msg_s" % s), "msg/s",
             rnr(g, "raw.rate.%d" % s))
+    row(sec, "no-op FUSE file system (bench-noop-fs): writer, 64 B", g("noop.rate.64.msg_s"),
+        "msg/s")
     for s in (64, 4096, MAX):
         row(sec, "null peer: writer, %s" % size_name(s), g("null.rate.%d.msg_s" % s), "msg/s")
     for s in (64, 4096, MAX):
@@ -245,6 +271,8 @@ def figure_tables(fig):
     for s in (64, 4096, MIB):
         row(sec, "raw rpma_send, send-and-complete, %s" % size_name(s), g("raw.lat.%d.median_us" % s),
             "µs", "p99 %s" % fmt(g("raw.lat.%d.p99_us" % s)))
+    row(sec, "no-op FUSE file system: write(2), 64 B", g("noop.lat.64.median_us"), "µs",
+        "p99 %s" % fmt(g("noop.lat.64.p99_us")))
     for s in (64, 4096, MAX):
         row(sec, "null peer: write(2), %s" % size_name(s), g("null.lat.%d.median_us" % s), "µs",
             "p99 %s" % fmt(g("null.lat.%d.p99_us" % s)))
@@ -261,6 +289,9 @@ def figure_tables(fig):
     row(sec, "rpmafs: dd bs=1020K conv=fsync, one writer", g("rpmafs.dd1020k.mib_s"), "MiB/s",
         rnr(g, "rpmafs.dd1020k"))
     row(sec, "rpmafs: 4 x dd bs=1020K on 4 peers (sum)", g("rpmafs.dd1020k_x4.mib_s"), "MiB/s")
+    x4, x1 = g("rpmafs.async64_x4.msg_s"), g("rpmafs.async.64.msg_s")
+    row(sec, "rpmafs async 64 B: 4 writers on 4 peers (sum of their rates)", x4, "msg/s",
+        "%s x one writer" % fmt(div(x4, x1), 2))
 
     sec = "Shell loops"
     n = g("shell.messages")
@@ -275,10 +306,13 @@ def figure_tables(fig):
                     ("sync64", "sync 64 B"), ("dd1020k", "dd bs=1020K")):
         row(sec, "CPU time per message, %s (utime+stime / messages)" % name,
             g("daemon.cpu_us_per_msg.%s" % k), "µs",
-            "over %s messages; of it the engine thread (completions) %s µs; "
-            "r0's rpma-recv %s µs" % (fmt(g("daemon.cpu_msgs.%s" % k), 0),
-                                      fmt(g("daemon.engine_cpu_us_per_msg.%s" % k)),
-                                      fmt(g("recv.cpu_us_per_msg.%s" % k))))
+            "over %s messages; of it the engine thread (completions) %s µs, the FUSE "
+            "workers (and the rest) %s µs; r0's rpma-recv %s µs" % (
+                fmt(g("daemon.cpu_msgs.%s" % k), 0),
+                fmt(g("daemon.engine_cpu_us_per_msg.%s" % k)),
+                fmt(minus_or_none(g("daemon.cpu_us_per_msg.%s" % k),
+                                  g("daemon.engine_cpu_us_per_msg.%s" % k))),
+                fmt(g("recv.cpu_us_per_msg.%s" % k))))
     row(sec, "peak RSS (VmHWM), 6 peers (one null)", g("daemon.hwm_mib"), "MiB")
     row(sec, "registered pool (%s slots + 4 workers)" % fmt(g("daemon.slots"), 0),
         g("daemon.pool_mib"), "MiB")
@@ -291,8 +325,10 @@ def figure_tables(fig):
         for key, name, unit in (
                 ("perftest.bw.%d.mib_s" % MIB, "ib_send_bw -R, 1 MiB", "MiB/s"),
                 ("rpmafs.dd1020k.mib_s", "dd bs=1020K conv=fsync", "MiB/s"),
+                ("noop.rate.64.msg_s", "no-op FUSE file system: writer, 64 B", "msg/s"),
                 ("null.rate.64.msg_s", "null peer: writer, 64 B", "msg/s"),
                 ("rpmafs.async.64.msg_s", "rpmafs async: writer, 64 B", "msg/s"),
+                ("rpmafs.async.64.batch", "rpmafs async, 64 B: sends per ibv_post_send (workers post)", ""),
                 ("null.lat.64.median_us", "null peer: write(2), 64 B, median", "µs"),
                 ("raw.lat.64.median_us", "raw rpma_send, send-and-complete, 64 B, median", "µs"),
                 ("rpmafs.sync.64.median_us", "rpmafs sync: write(2), 64 B, median", "µs")):

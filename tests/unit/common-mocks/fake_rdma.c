@@ -386,6 +386,10 @@ static struct {
 	uint8_t len;
 } Auto_establish;
 
+/* fake_fail_send_chain: the next ibv_post_send stops at request index with err */
+static unsigned int Chain_fail_at;
+static int Chain_fail_err;
+
 void fake_reset(void)
 {
 	fake_free_all();
@@ -393,6 +397,8 @@ void fake_reset(void)
 	memset(Calls, 0, sizeof(Calls));
 	memset(Fail_at, 0, sizeof(Fail_at));
 	memset(Fail_err, 0, sizeof(Fail_err));
+	Chain_fail_at = 0;
+	Chain_fail_err = 0;
 	Violations = 0;
 	Last_violation[0] = '\0';
 	memset(&Last_connect, 0, sizeof(Last_connect));
@@ -405,6 +411,14 @@ void fake_reset(void)
 	Last_node[0] = Last_service[0] = '\0';
 	Last_ps = 0;
 	init_device(IBV_TRANSPORT_IB);
+	pthread_mutex_unlock(&Lock);
+}
+
+void fake_fail_send_chain(unsigned int index, int err)
+{
+	pthread_mutex_lock(&Lock);
+	Chain_fail_at = index;
+	Chain_fail_err = err;
 	pthread_mutex_unlock(&Lock);
 }
 
@@ -980,29 +994,33 @@ static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
 		pthread_mutex_unlock(&Lock);
 		return err;
 	}
-	if (wr->next != NULL)
-		violation("ibv_post_send() with a chain of work requests");
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > q->attr.cap.max_send_sge) {
-		*bad_wr = wr;
-		pthread_mutex_unlock(&Lock);
-		return EINVAL;
+	/* a chain is taken in order up to the first bad request, as verbs do */
+	for (unsigned int i = 0; wr != NULL; wr = wr->next, i++) {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > q->attr.cap.max_send_sge ||
+			(Chain_fail_err && i == Chain_fail_at)) {
+			err = Chain_fail_err ? Chain_fail_err : EINVAL;
+			Chain_fail_err = 0;
+			*bad_wr = wr;
+			pthread_mutex_unlock(&Lock);
+			return err;
+		}
+		if (wr->num_sge > 0 && wr->sg_list == NULL)
+			violation("ibv_post_send() with num_sge %d and no sg_list", wr->num_sge);
+		if (q->n_send == WR_MAX)
+			abort();
+		struct fake_send_wr *rec = &q->sends[q->n_send++];
+		memset(rec, 0, sizeof(*rec));
+		rec->wr_id = wr->wr_id;
+		rec->opcode = wr->opcode;
+		rec->send_flags = wr->send_flags;
+		rec->num_sge = wr->num_sge;
+		rec->sg_list_null = wr->sg_list == NULL;
+		if (wr->num_sge > 0 && wr->sg_list != NULL)
+			rec->sge = wr->sg_list[0];
+		rec->imm_data = wr->imm_data;
+		rec->remote_addr = wr->wr.rdma.remote_addr;
+		rec->rkey = wr->wr.rdma.rkey;
 	}
-	if (wr->num_sge > 0 && wr->sg_list == NULL)
-		violation("ibv_post_send() with num_sge %d and no sg_list", wr->num_sge);
-	if (q->n_send == WR_MAX)
-		abort();
-	struct fake_send_wr *rec = &q->sends[q->n_send++];
-	memset(rec, 0, sizeof(*rec));
-	rec->wr_id = wr->wr_id;
-	rec->opcode = wr->opcode;
-	rec->send_flags = wr->send_flags;
-	rec->num_sge = wr->num_sge;
-	rec->sg_list_null = wr->sg_list == NULL;
-	if (wr->num_sge > 0 && wr->sg_list != NULL)
-		rec->sge = wr->sg_list[0];
-	rec->imm_data = wr->imm_data;
-	rec->remote_addr = wr->wr.rdma.remote_addr;
-	rec->rkey = wr->wr.rdma.rkey;
 	pthread_mutex_unlock(&Lock);
 	return 0;
 }

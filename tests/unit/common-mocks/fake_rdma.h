@@ -20,7 +20,7 @@
  * - misuse that would crash, hang or leak with the real libraries is recorded as a
  *   "violation" (destroying a CQ with unacknowledged events, a CM ID with unacknowledged
  *   events or with a QP, a channel with CQs or IDs on it, rdma_destroy_qp() without a QP,
- *   migrating an ID with unacknowledged events, posting a chain of work requests, ...);
+ *   migrating an ID with unacknowledged events, posting a chain of receive work requests (send chains are taken in order), ...);
  *   every test checks there are none;
  * - limits the kernel enforces are enforced: private data longer than 56 bytes in a connect
  *   or 196 in an accept is EINVAL (InfiniBand/RoCE), a CQ of fewer than 1 entry is EINVAL, a
@@ -152,6 +152,13 @@ void fake_set_transport(enum ibv_transport_type transport);
 /* failure injection and call counts */
 void fake_fail(enum fake_fn fn, unsigned int nth, int err);
 unsigned int fake_calls(enum fake_fn fn);
+
+/*
+ * fake_fail_send_chain -- the next ibv_post_send() takes the requests before
+ * index, then fails with err with *bad_wr at index (as a full send queue
+ * does); off after it fired or fake_reset()
+ */
+void fake_fail_send_chain(unsigned int index, int err);
 
 /* fake_live -- objects of a type alive now; fake_live_total -- all types together */
 int fake_live(enum fake_obj_type type);

@@ -715,6 +715,152 @@ static void fence_is_signaled_zero_byte_write(void **state)
 	assert_int_equal(wr.num_sge, 0);
 }
 
+/* a batch: one ibv_post_send carrying the whole chain, in order */
+static void batch_is_one_chain(void **state)
+{
+	struct link_send sends[3] = {
+		{LINK_SEND, 100, 64, 11, false, 0},
+		{LINK_SEND_EMPTY, 0, 0, 12, false, 0},
+		{LINK_SEND, 4096, 8, 13, true, 0},
+	};
+	unsigned posted = 99, calls;
+
+	(void)state;
+	connect_up();
+	calls = fake_calls(FAKE_IBV_POST_SEND);
+	assert_int_equal(link_post_batch(Link, sends, 3, &posted), 0);
+	assert_int_equal(posted, 3);
+	assert_int_equal(fake_calls(FAKE_IBV_POST_SEND), calls + 1);
+	assert_int_equal(fake_send_count(the_qp()), 3);
+	struct fake_send_wr a = fake_send_get(the_qp(), 0), b = fake_send_get(the_qp(), 1),
+			    c = fake_send_get(the_qp(), 2);
+
+	assert_int_equal(a.wr_id, 11);
+	assert_int_equal(a.opcode, IBV_WR_SEND);
+	assert_int_equal(a.sge.addr, (uintptr_t)Pool + 100);
+	assert_int_equal(a.sge.length, 64);
+	assert_false(a.send_flags & IBV_SEND_SIGNALED);
+	assert_int_equal(b.wr_id, 12);
+	assert_int_equal(b.num_sge, 0);
+	assert_int_equal(c.wr_id, 13);
+	assert_int_equal(c.sge.addr, (uintptr_t)Pool + 4096);
+	assert_true(c.send_flags & IBV_SEND_SIGNALED);
+}
+
+static void batch_failure_posts_nothing_more(void **state)
+{
+	struct link_send sends[2] = {{LINK_SEND, 0, 8, 1, true, 0}, {LINK_SEND, 8, 8, 2, true, 0}};
+	unsigned posted = 99;
+
+	(void)state;
+	connect_up();
+	fake_fail(FAKE_IBV_POST_SEND, 1, ENOMEM);
+	assert_int_equal(link_post_batch(Link, sends, 2, &posted), RPMA_E_PROVIDER);
+	assert_int_equal(posted, 0);
+	assert_int_equal(fake_send_count(the_qp()), 0);
+	/* out of the pool: refused before anything is posted */
+	sends[1].offset = (size_t)1 << 40;
+	assert_int_equal(link_post_batch(Link, sends, 2, &posted), RPMA_E_INVAL);
+	assert_int_equal(fake_send_count(the_qp()), 0);
+}
+
+static void batch_refused_when_not_up(void **state)
+{
+	struct link_send one = {LINK_SEND, 0, 8, 1, true, 0};
+	unsigned posted = 99;
+
+	(void)state;
+	assert_int_not_equal(link_post_batch(Link, &one, 1, &posted), 0);
+	assert_int_equal(posted, 0);
+}
+
+/* receiver-confirmed: every send of the chain carries its number, as link_post_imm's */
+static void batch_on_an_acked_connection_carries_each_imm(void **state)
+{
+	struct link_send sends[3] = {
+		{LINK_SEND, 0, 8, 21, false, 1},
+		{LINK_SEND_EMPTY, 0, 0, 22, false, 2},
+		{LINK_SEND, 8, 8, 23, true, 3 | RPMAFS_IMM_PROMPT},
+	};
+	uint8_t ack[RPMAFS_ACK_LEN];
+	unsigned posted = 99, calls;
+
+	(void)state;
+	connect_up_acked();
+	calls = fake_calls(FAKE_IBV_POST_SEND);
+	assert_int_equal(link_post_batch(Link, sends, 3, &posted), 0);
+	assert_int_equal(posted, 3);
+	assert_int_equal(fake_calls(FAKE_IBV_POST_SEND), calls + 1);
+	for (unsigned i = 0; i < 3; i++) {
+		struct fake_send_wr w = fake_send_get(the_qp(), i);
+
+		assert_int_equal(w.opcode, IBV_WR_SEND_WITH_IMM);
+		assert_int_equal(ntohl(w.imm_data), sends[i].imm);
+		assert_int_equal(w.wr_id, sends[i].wr_id);
+	}
+	/* recorded as sent: an acknowledgement of the last is true */
+	rpmafs_ack_encode(&(struct rpmafs_ack){3, 5, 0}, ack);
+	deliver_ack(0, ack, sizeof(ack));
+	assert_int_equal(U.acks, 1);
+	assert_int_equal(U.acked, 3);
+	assert_int_equal(link_state(Link), LINK_UP);
+}
+
+/* a chain the queue took only part of: only that part counts as sent */
+static void batch_cut_short_records_only_what_went(void **state)
+{
+	struct link_send sends[3] = {
+		{LINK_SEND, 0, 8, 31, false, 1},
+		{LINK_SEND, 8, 8, 32, false, 2},
+		{LINK_SEND, 16, 8, 33, true, 3},
+	};
+	uint8_t ack[RPMAFS_ACK_LEN];
+	unsigned posted = 99;
+
+	(void)state;
+	connect_up_acked();
+	fake_fail_send_chain(2, ENOMEM);
+	assert_int_equal(link_post_batch(Link, sends, 3, &posted), RPMA_E_PROVIDER);
+	assert_int_equal(posted, 2);
+	assert_int_equal(fake_send_count(the_qp()), 2);
+	/* number 3 never went out: an acknowledgement of it cannot be true */
+	rpmafs_ack_encode(&(struct rpmafs_ack){3, 5, 0}, ack);
+	deliver_ack(0, ack, sizeof(ack));
+	assert_int_equal(U.acks, 0);
+	assert_int_equal(U.refused_acks, 1);
+	assert_non_null(strstr(U.lost, "future"));
+}
+
+/* ... and 2 did: acknowledged, fine */
+static void batch_cut_short_keeps_what_went(void **state)
+{
+	struct link_send sends[2] = {{LINK_SEND, 0, 8, 41, false, 1}, {LINK_SEND, 8, 8, 42, true, 2}};
+	uint8_t ack[RPMAFS_ACK_LEN];
+	unsigned posted = 99;
+
+	(void)state;
+	connect_up_acked();
+	fake_fail_send_chain(1, ENOMEM);
+	assert_int_equal(link_post_batch(Link, sends, 2, &posted), RPMA_E_PROVIDER);
+	assert_int_equal(posted, 1);
+	rpmafs_ack_encode(&(struct rpmafs_ack){1, 5, 0}, ack);
+	deliver_ack(0, ack, sizeof(ack));
+	assert_int_equal(U.acks, 1);
+	assert_int_equal(link_state(Link), LINK_UP);
+}
+
+static void batch_refuses_a_fence(void **state)
+{
+	struct link_send f = {LINK_FENCE, 0, 0, 1, true, 0};
+	unsigned posted = 99;
+
+	(void)state;
+	connect_up();
+	assert_int_equal(link_post_batch(Link, &f, 1, &posted), RPMA_E_INVAL);
+	assert_int_equal(posted, 0);
+	assert_int_equal(fake_send_count(the_qp()), 0);
+}
+
 static void post_refused_when_not_up(void **state)
 {
 	(void)state;
@@ -1010,6 +1156,13 @@ int main(void)
 		T(empty_send_has_no_sge),
 		T(fence_is_signaled_zero_byte_write),
 		T(post_refused_when_not_up),
+		T(batch_is_one_chain),
+		T(batch_failure_posts_nothing_more),
+		T(batch_refused_when_not_up),
+		T(batch_on_an_acked_connection_carries_each_imm),
+		T(batch_cut_short_records_only_what_went),
+		T(batch_cut_short_keeps_what_went),
+		T(batch_refuses_a_fence),
 		T(completions_reach_the_user_in_order),
 		T(completions_are_reaped_in_batches),
 		T(spurious_wakeup_is_harmless),

@@ -54,6 +54,8 @@ static struct post {
 static bool Acks; /* the connection the test brings up is receiver-confirmed */
 static unsigned Nposts, Drops, Drop_outstanding, Closes, Stops;
 static int Post_ret;
+/* link_post_batch: calls, the size of each, and where a failing chain fails */
+static unsigned Batch_calls, Batch_sizes[MAX_POSTS], Batch_fail_at;
 static uint64_t Link_next, Armed;
 static const char *Status = "connecting";
 static int Unsent_cause;		/* what link_unsent_errno answers, 0: its default */
@@ -106,6 +108,27 @@ bool link_acks(struct link *link)
 {
 	(void)link;
 	return Acks;
+}
+
+int link_post_batch(struct link *link, const struct link_send *sends, unsigned n, unsigned *posted)
+{
+	unsigned i;
+
+	(void)link;
+	*posted = 0;
+	assert_true(n >= 1 && n <= LINK_BATCH_MAX);
+	assert_true(Batch_calls < MAX_POSTS);
+	Batch_sizes[Batch_calls++] = n;
+	for (i = 0; i < n; i++) {
+		if (Post_ret && i == Batch_fail_at)
+			return Post_ret;
+		assert_true(Nposts < MAX_POSTS);
+		/* a receiver-confirmed connection carries every imm, as link.c posts it */
+		Posts[Nposts++] = (struct post){sends[i].op, sends[i].offset, sends[i].len,
+			sends[i].wr_id, sends[i].signaled, Acks, Acks ? sends[i].imm : 0};
+		*posted = i + 1;
+	}
+	return 0;
 }
 
 void link_drop(struct link *link, const char *reason, unsigned outstanding)
@@ -249,6 +272,7 @@ static void reset(enum rpmafs_peer_type type, enum rpmafs_completion completion,
 	Nposts = Drops = Drop_outstanding = Closes = Stops = Nreplies = Invalidations = 0;
 	Post_ret = 0;
 	Acks = false;
+	Batch_calls = Batch_fail_at = 0;
 	Link_next = Armed = 0;
 	Status = "connecting";
 	Unsent_cause = 0;
@@ -481,8 +505,8 @@ static void credits_cap_the_window(void **state)
 		write_msg(fh, 8);
 	assert_int_equal(Nposts, 3);
 	assert_int_equal(stats().pending, 2);
-	/* an async write waiting for the window has no reply yet */
-	assert_int_equal(Nreplies, 3);
+	/* an async write waiting for the window is answered: it is queued (§4.2) */
+	assert_int_equal(Nreplies, 5);
 	complete(Posts[2].wr_id, IBV_WC_SUCCESS);
 	assert_int_equal(Nposts, 5);
 	assert_int_equal(Nreplies, 5);
@@ -721,7 +745,10 @@ static void in_flight_timeout_drops_the_link(void **state)
 	spool_tick(&Sp, due);
 	assert_int_equal(Drops, 1);
 	assert_int_equal(Drop_outstanding, 2);
-	assert_int_equal(reply_of(waiting)->err, ETIMEDOUT);
+	/* answered when queued; refused now, so the next call says EIO, once */
+	assert_true(reply_of(waiting)->write);
+	assert_int_equal(stats().refused, 1);
+	assert_int_equal(spool_take_error(&Sp, fh, NULL), EIO);
 	assert_non_null(strstr(stats().last_error, "no completion within 5000 ms"));
 	/* what comes next fails at once */
 	uintptr_t r = write_msg(fh, 8);
@@ -765,7 +792,10 @@ static void lost_link_gives_pending_a_deadline(void **state)
 	assert_string_equal(stats().last_error, "RDMA_CM_EVENT_DISCONNECTED");
 	Ops->on_down(Ctx, LINK_DRAINED, "drained");
 	spool_tick(&Sp, now_ms() + 6000);
-	assert_int_equal(reply_of(r)->err, ETIMEDOUT);
+	/* answered when queued on the up link; refused now: EIO on the next call */
+	assert_true(reply_of(r)->write);
+	assert_int_equal(stats().refused, 1);
+	assert_int_equal(spool_take_error(&Sp, fh, NULL), EIO);
 	spool_release(&Sp, fh);
 	assert_accounts();
 }
@@ -840,7 +870,10 @@ static void post_failure_counts_posted_and_failed(void **state)
 	Post_ret = RPMA_E_PROVIDER;
 	uintptr_t r = write_msg(fh, 8);
 
-	assert_int_equal(reply_of(r)->err, EIO);
+	/* answered when queued (§4.2): the failure is the next write's, once */
+	assert_true(reply_of(r)->write);
+	assert_int_equal(spool_take_error(&Sp, fh, NULL), EIO);
+	assert_int_equal(spool_take_error(&Sp, fh, NULL), 0);
 	assert_int_equal(stats().posted, 1);
 	assert_int_equal(stats().failed, 1);
 	assert_int_equal(Drops, 1);
@@ -1020,6 +1053,170 @@ static void accounting_holds_through_a_mix(void **state)
 	assert_int_equal(st.failed, 3);
 	assert_int_equal(st.refused, 1);
 	spool_release(&Sp, fh);
+}
+
+/* ---- posting in batches (docs/design.md §8.4) ---- */
+
+static void what_waited_for_the_connection_goes_as_one_chain(void **state)
+{
+	uintptr_t r[5];
+
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	for (int i = 0; i < 5; i++)
+		r[i] = write_msg(fh, 8 + i);
+	/* not connected: queued, not answered (§8.5), nothing posted */
+	for (int i = 0; i < 5; i++)
+		assert_null(reply_of(r[i]));
+	assert_int_equal(Nposts, 0);
+	assert_int_equal(stats().pending, 5);
+	assert_accounts();
+	up(0);
+	assert_int_equal(Batch_calls, 1);
+	assert_int_equal(Batch_sizes[0], 5);
+	assert_int_equal(stats().post_calls, 1);
+	for (unsigned i = 0; i < 5; i++) {
+		assert_int_equal(Posts[i].wr_id, i + 1); /* in the order written */
+		assert_int_equal(Posts[i].len, 8 + i);
+		assert_true(reply_of(r[i])->write); /* answered once posted */
+	}
+	assert_int_equal(stats().pending, 0);
+	assert_int_equal(stats().in_flight, 5);
+	assert_accounts();
+	complete(Posts[4].wr_id, IBV_WC_SUCCESS);
+	assert_int_equal(stats().completed, 5);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(replies_to(r[i]), 1);
+	/* connected: a write is answered when queued and posted by its worker, a chain of 1 */
+	uintptr_t w = write_msg(fh, 8);
+
+	assert_true(reply_of(w)->write);
+	assert_int_equal(Batch_calls, 2);
+	assert_int_equal(Batch_sizes[1], 1);
+	complete(Posts[5].wr_id, IBV_WC_SUCCESS);
+	spool_release(&Sp, fh);
+	assert_accounts();
+}
+
+static void a_chain_stops_at_the_window(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	for (int i = 0; i < NSLOTS; i++)
+		write_msg(fh, 8);
+	empty_msg(fh);
+	empty_msg(fh);
+	empty_msg(fh);
+	up(0);
+	assert_int_equal(Batch_calls, 1);
+	assert_int_equal(Batch_sizes[0], WINDOW);
+	assert_int_equal(stats().pending, 1);
+	assert_accounts();
+	/* a completion opens the window: the rest goes (from the loop thread) */
+	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
+	assert_int_equal(Batch_calls, 2);
+	assert_int_equal(Batch_sizes[1], 1);
+	assert_int_equal(Posts[WINDOW].op, LINK_SEND_EMPTY);
+	complete(Posts[WINDOW].wr_id, IBV_WC_SUCCESS);
+	assert_int_equal(stats().completed, WINDOW + 1);
+	spool_release(&Sp, fh);
+	assert_accounts();
+}
+
+static void a_chain_that_fails_midway(void **state)
+{
+	uintptr_t r[4];
+
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	for (int i = 0; i < 4; i++)
+		r[i] = write_msg(fh, 8);
+	Post_ret = RPMA_E_PROVIDER;
+	Batch_fail_at = 2;
+	up(0);
+	/* 2 reached the queue, the 3rd failed (posted and failed), the 4th waits */
+	assert_int_equal(Nposts, 2);
+	assert_int_equal(stats().posted, 3);
+	assert_int_equal(stats().failed, 1);
+	assert_int_equal(stats().in_flight, 2);
+	assert_int_equal(stats().pending, 1);
+	assert_int_equal(Drops, 1);
+	assert_true(reply_of(r[0])->write);
+	assert_true(reply_of(r[1])->write);
+	assert_int_equal(reply_of(r[2])->err, EIO); /* not answered yet: it learns now */
+	assert_null(reply_of(r[3]));
+	assert_accounts();
+	Post_ret = 0;
+	Ops->on_down(Ctx, LINK_DRAINED, "drained");
+	assert_int_equal(stats().failed, 3);
+	assert_accounts();
+	spool_release(&Sp, fh);
+}
+
+static void an_answered_write_whose_post_fails_says_eio_next(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(false);
+
+	Post_ret = RPMA_E_PROVIDER;
+	uintptr_t r = write_msg(fh, 8);
+
+	/* answered when queued (§4.2); the post after the reply failed */
+	assert_true(reply_of(r)->write);
+	assert_int_equal(stats().posted, 1);
+	assert_int_equal(stats().failed, 1);
+	assert_int_equal(Drops, 1);
+	/* the next write, fsync or close of the descriptor says EIO, once */
+	assert_int_equal(spool_take_error(&Sp, fh, NULL), EIO);
+	assert_int_equal(spool_take_error(&Sp, fh, NULL), 0);
+	Post_ret = 0;
+	Ops->on_down(Ctx, LINK_DRAINED, "drained");
+	assert_accounts();
+	spool_release(&Sp, fh);
+}
+
+static void a_chain_is_signaled_as_sends_one_by_one(void **state)
+{
+	unsigned every = WINDOW / 4, signaled = 0;
+
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	for (int i = 0; i < NSLOTS; i++)
+		write_msg(fh, 8);
+	up(0);
+	assert_int_equal(Batch_calls, 1);
+	assert_int_equal(Nposts, NSLOTS);
+	for (unsigned i = 0; i < Nposts; i++) {
+		assert_int_equal(Posts[i].signaled, (i + 1) % every == 0);
+		signaled += Posts[i].signaled;
+	}
+	assert_int_equal(signaled, NSLOTS / every);
+	assert_true(Sp.fence_at_ms != 0);
+	complete(Posts[NSLOTS - 1].wr_id, IBV_WC_SUCCESS);
+	assert_int_equal(stats().completed, NSLOTS);
+	spool_release(&Sp, fh);
+	assert_accounts();
+}
+
+static void not_connected_async_write_still_waits(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+	uintptr_t r = write_msg(fh, 8);
+
+	/* queued, not answered: it waits for the connection (§8.5) */
+	assert_null(reply_of(r));
+	up(0);
+	assert_int_equal(Nposts, 1);
+	assert_true(reply_of(r)->write);
+	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
+	spool_release(&Sp, fh);
+	assert_accounts();
 }
 
 static void null_peer_completes_at_once(void **state)
@@ -1225,6 +1422,70 @@ static void credits_hold_back_posts(void **state)
 	spool_release(&Sp, fh);
 }
 
+static void a_chain_carries_numbers_up_to_the_credits(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	Acks = true;
+	for (int i = 0; i < 6; i++)
+		write_msg(fh, 4);
+	up(4);
+	/* one chain, every send numbered in order, as far as the credits reach */
+	assert_int_equal(Batch_calls, 1);
+	assert_int_equal(Batch_sizes[0], 4);
+	for (unsigned i = 0; i < 4; i++) {
+		assert_true(Posts[i].has_imm);
+		assert_int_equal(Posts[i].imm & RPMAFS_SEQ_MASK, i + 1);
+	}
+	/* the last ones before the limit ask for a prompt acknowledgement */
+	assert_false(Posts[0].imm & RPMAFS_IMM_PROMPT);
+	assert_true(Posts[3].imm & RPMAFS_IMM_PROMPT);
+	assert_int_equal(stats().pending, 2);
+	complete(Posts[3].wr_id, IBV_WC_SUCCESS);
+	assert_int_equal(Batch_calls, 1); /* a completion is no credit */
+	ack(4, 4, 0);
+	/* the rest goes as the next chain, numbered on */
+	assert_int_equal(Batch_calls, 2);
+	assert_int_equal(Batch_sizes[1], 2);
+	assert_int_equal(Posts[4].imm & RPMAFS_SEQ_MASK, 5);
+	assert_int_equal(Posts[5].imm & RPMAFS_SEQ_MASK, 6);
+	complete(Posts[5].wr_id, IBV_WC_SUCCESS);
+	ack(6, 4, 0);
+	assert_int_equal(stats().acked, 6);
+	assert_acked_accounts();
+	spool_release(&Sp, fh);
+}
+
+static void a_chain_failing_midway_numbers_only_what_went(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	Acks = true;
+	for (int i = 0; i < 3; i++)
+		write_msg(fh, 4);
+	Post_ret = RPMA_E_PROVIDER;
+	Batch_fail_at = 1;
+	up(8);
+	assert_int_equal(Nposts, 1);
+	assert_int_equal(Posts[0].imm & RPMAFS_SEQ_MASK, 1);
+	/* the one that failed to post took no number: the next connection gives 2 to the next */
+	assert_int_equal(Sp.cf.next, 2);
+	Post_ret = 0;
+	Ops->on_down(Ctx, LINK_DRAINED, "drained");
+	/* number 1 was sent, not acknowledged: it goes again, first, with its number */
+	up(8);
+	assert_int_equal(Posts[1].imm & RPMAFS_SEQ_MASK, 1);
+	assert_int_equal(Posts[2].imm & RPMAFS_SEQ_MASK, 2);
+	assert_int_equal(Batch_sizes[Batch_calls - 1], 2);
+	complete(Posts[2].wr_id, IBV_WC_SUCCESS);
+	ack(2, 8, 0);
+	assert_int_equal(stats().resent, 1);
+	assert_acked_accounts();
+	spool_release(&Sp, fh);
+}
+
 static void fsync_asks_for_an_ack_and_waits_for_it(void **state)
 {
 	(void)state;
@@ -1419,6 +1680,12 @@ int main(void)
 		T_ON_ERROR(zero_byte_message_is_an_empty_send),
 		T_NO_WAIT(zero_byte_message_refused_is_counted),
 		T(accounting_holds_through_a_mix),
+		T(what_waited_for_the_connection_goes_as_one_chain),
+		T(a_chain_stops_at_the_window),
+		T(a_chain_that_fails_midway),
+		T(an_answered_write_whose_post_fails_says_eio_next),
+		T_ON_ERROR(a_chain_is_signaled_as_sends_one_by_one),
+		T(not_connected_async_write_still_waits),
 		T_NULL(null_peer_completes_at_once),
 		T(close_refuses_pending_and_fails_in_flight),
 		T(state_is_the_links),
@@ -1429,6 +1696,8 @@ int main(void)
 		T(sync_write_returns_at_the_ack),
 		T(ack_covers_every_earlier_message),
 		T(credits_hold_back_posts),
+		T(a_chain_carries_numbers_up_to_the_credits),
+		T(a_chain_failing_midway_numbers_only_what_went),
 		T(fsync_asks_for_an_ack_and_waits_for_it),
 		T(unacked_messages_go_again_first),
 		T(resend_fails_after_send_timeout),

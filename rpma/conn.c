@@ -330,6 +330,17 @@ int rpma_recv(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t offset, 
 	return rpma_mr_post_recv(conn->id->qp, dst, offset, len, op_context);
 }
 
+int rpma_recv_batch(
+	struct rpma_conn *conn, const struct rpma_recv_desc *descs, unsigned n, unsigned *posted)
+{
+	if (posted)
+		*posted = 0;
+	if (conn == NULL || descs == NULL || n == 0 || n > RPMA_RECV_BATCH_MAX)
+		return RPMA_E_INVAL;
+
+	return rpma_mr_post_recv_chain(conn->id->qp, NULL, descs, n, posted);
+}
+
 int rpma_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset,
 	const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
 	const void *op_context)

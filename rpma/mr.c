@@ -248,6 +248,50 @@ int rpma_mr_post_srq_recv(struct ibv_srq *srq, struct rpma_mr_local *dst, size_t
 	return 0;
 }
 
+int rpma_mr_post_recv_chain(struct ibv_qp *qp, struct ibv_srq *srq,
+	const struct rpma_recv_desc *descs, unsigned n, unsigned *posted)
+{
+	struct ibv_sge sge[RPMA_RECV_BATCH_MAX];
+	struct ibv_recv_wr wr[RPMA_RECV_BATCH_MAX];
+	struct ibv_recv_wr *bad_wr = NULL;
+	const struct ibv_pd *pd = qp ? qp->pd : srq->pd;
+	unsigned i;
+	int err;
+
+	if (qp != NULL && qp->srq != NULL) {
+		RPMA_LOG_ERROR("recv: the connection receives through a shared RQ; post the "
+			       "receives with rpma_srq_recv_batch()");
+		return RPMA_E_INVAL;
+	}
+	memset(wr, 0, n * sizeof(wr[0]));
+	for (i = 0; i < n; i++) {
+		const struct rpma_recv_desc *d = &descs[i];
+
+		if (d->dst == NULL && (d->offset != 0 || d->len != 0))
+			return RPMA_E_INVAL;
+		int ret =
+			fill_recv_wr(d->dst, pd, d->offset, d->len, d->op_context, &sge[i], &wr[i]);
+		if (ret)
+			return ret;
+		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+	}
+
+	/* both return the errno value itself */
+	err = qp ? ibv_post_recv(qp, wr, &bad_wr) : ibv_post_srq_recv(srq, wr, &bad_wr);
+	if (err) {
+		unsigned done = bad_wr ? (unsigned)(bad_wr - wr) : 0;
+
+		RPMA_LOG_ERROR_WITH_ERRNO(err, "%s(a chain of %u receives, failed at %u)",
+			qp ? "ibv_post_recv" : "ibv_post_srq_recv", n, done);
+		if (posted)
+			*posted = done <= n ? done : 0;
+		return RPMA_E_PROVIDER;
+	}
+	if (posted)
+		*posted = n;
+	return 0;
+}
+
 int rpma_mr_post_write_0(struct ibv_qp *qp, int flags, const void *op_context)
 {
 	/* no SGE, remote address and rkey 0: a zero-length RDMA WRITE checks neither */

@@ -37,6 +37,16 @@ int rpma_mr_post_send_chain(
 	struct ibv_qp *qp, const struct rpma_send_desc *descs, unsigned n, unsigned *posted);
 
 /*
+ * rpma_mr_post_recv_chain -- post n receives as one chain on qp's receive queue (qp not
+ * NULL) or on srq (rpma_recv_batch(), rpma_srq_recv_batch() in librpma_ext.h): all
+ * checked first; 0, RPMA_E_INVAL (nothing posted) or RPMA_E_PROVIDER with *posted the
+ * number taken before the failed one
+ */
+struct rpma_recv_desc;
+int rpma_mr_post_recv_chain(struct ibv_qp *qp, struct ibv_srq *srq,
+	const struct rpma_recv_desc *descs, unsigned n, unsigned *posted);
+
+/*
  * rpma_mr_post_recv -- post a receive into dst[offset .. offset + len); dst == NULL or
  * len == 0 posts no SGE; 0, RPMA_E_INVAL (also for a queue pair on a shared receive queue) or
  * RPMA_E_PROVIDER

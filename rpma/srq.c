@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "cq.h"
+#include "librpma_ext.h"
 #include "log.h"
 #include "mr.h"
 #include "peer.h"
@@ -106,6 +107,17 @@ int rpma_srq_recv(struct rpma_srq *srq, struct rpma_mr_local *dst, size_t offset
 		return RPMA_E_INVAL;
 
 	return rpma_mr_post_srq_recv(srq->ibv_srq, dst, offset, len, op_context);
+}
+
+int rpma_srq_recv_batch(
+	struct rpma_srq *srq, const struct rpma_recv_desc *descs, unsigned n, unsigned *posted)
+{
+	if (posted)
+		*posted = 0;
+	if (srq == NULL || descs == NULL || n == 0 || n > RPMA_RECV_BATCH_MAX)
+		return RPMA_E_INVAL;
+
+	return rpma_mr_post_recv_chain(NULL, srq->ibv_srq, descs, n, posted);
 }
 
 int rpma_srq_get_rcq(const struct rpma_srq *srq, struct rpma_cq **rcq_ptr)

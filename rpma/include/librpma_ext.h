@@ -62,4 +62,33 @@ struct rpma_send_desc {
 int rpma_send_batch(
 	struct rpma_conn *conn, const struct rpma_send_desc *descs, unsigned n, unsigned *posted);
 
+/* the most receives one rpma_recv_batch() or rpma_srq_recv_batch() takes */
+#define RPMA_RECV_BATCH_MAX 64
+
+/* one receive of a batch: the arguments of rpma_recv() */
+struct rpma_recv_desc {
+	struct rpma_mr_local *dst; /* NULL (with offset 0, len 0): a 0-byte receive */
+	size_t offset;
+	size_t len;
+	const void *op_context;
+};
+
+/*
+ * rpma_recv_batch -- post n receives on conn's own receive queue as one
+ * chain of work requests, with one ibv_post_recv(). Each is what rpma_recv()
+ * with the same arguments would post, in order. Every descriptor is checked
+ * before anything is posted. Returns 0 with all n posted; RPMA_E_INVAL
+ * (nothing posted) when conn or descs is NULL, n is 0 or over
+ * RPMA_RECV_BATCH_MAX, the connection receives through a shared RQ, or a
+ * descriptor is one rpma_recv() would refuse; RPMA_E_PROVIDER when
+ * ibv_post_recv() failed, with *posted (if not NULL) set to how many of
+ * the first receives the queue took.
+ */
+int rpma_recv_batch(
+	struct rpma_conn *conn, const struct rpma_recv_desc *descs, unsigned n, unsigned *posted);
+
+/* rpma_srq_recv_batch -- the same on a shared receive queue (rpma_srq_recv(), ibv_post_srq_recv()) */
+int rpma_srq_recv_batch(
+	struct rpma_srq *srq, const struct rpma_recv_desc *descs, unsigned n, unsigned *posted);
+
 #endif /* LIBRPMA_EXT_H */

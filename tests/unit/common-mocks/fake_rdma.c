@@ -1035,30 +1035,31 @@ static int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_
 		pthread_mutex_unlock(&Lock);
 		return err;
 	}
-	if (wr->next != NULL)
-		violation("ibv_post_recv() with a chain of work requests");
 	/* rxe: a QP on an SRQ has no receive queue to post to */
 	if (qp->srq != NULL) {
 		*bad_wr = wr;
 		pthread_mutex_unlock(&Lock);
 		return EINVAL;
 	}
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > q->attr.cap.max_recv_sge) {
-		*bad_wr = wr;
-		pthread_mutex_unlock(&Lock);
-		return EINVAL;
+	/* a chain is taken in order up to the first bad request, as verbs do */
+	for (; wr != NULL; wr = wr->next) {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > q->attr.cap.max_recv_sge) {
+			*bad_wr = wr;
+			pthread_mutex_unlock(&Lock);
+			return EINVAL;
+		}
+		if (wr->num_sge > 0 && wr->sg_list == NULL)
+			violation("ibv_post_recv() with num_sge %d and no sg_list", wr->num_sge);
+		if (q->n_recv == WR_MAX)
+			abort();
+		struct fake_recv_wr *rec = &q->recvs[q->n_recv++];
+		memset(rec, 0, sizeof(*rec));
+		rec->wr_id = wr->wr_id;
+		rec->num_sge = wr->num_sge;
+		rec->sg_list_null = wr->sg_list == NULL;
+		if (wr->num_sge > 0 && wr->sg_list != NULL)
+			rec->sge = wr->sg_list[0];
 	}
-	if (wr->num_sge > 0 && wr->sg_list == NULL)
-		violation("ibv_post_recv() with num_sge %d and no sg_list", wr->num_sge);
-	if (q->n_recv == WR_MAX)
-		abort();
-	struct fake_recv_wr *rec = &q->recvs[q->n_recv++];
-	memset(rec, 0, sizeof(*rec));
-	rec->wr_id = wr->wr_id;
-	rec->num_sge = wr->num_sge;
-	rec->sg_list_null = wr->sg_list == NULL;
-	if (wr->num_sge > 0 && wr->sg_list != NULL)
-		rec->sge = wr->sg_list[0];
 	pthread_mutex_unlock(&Lock);
 	return 0;
 }
@@ -1180,28 +1181,30 @@ static int fake_post_srq_recv(
 		pthread_mutex_unlock(&Lock);
 		return err;
 	}
-	if (wr->next != NULL)
-		violation("ibv_post_srq_recv() with a chain of work requests");
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > r->attr.attr.max_sge) {
-		*bad_wr = wr;
-		pthread_mutex_unlock(&Lock);
-		return EINVAL;
+	/* a chain is taken in order up to the first bad request, as verbs do */
+	for (; wr != NULL; wr = wr->next) {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > r->attr.attr.max_sge) {
+			*bad_wr = wr;
+			pthread_mutex_unlock(&Lock);
+			return EINVAL;
+		}
+		if (wr->num_sge > 0 && wr->sg_list == NULL)
+			violation(
+				"ibv_post_srq_recv() with num_sge %d and no sg_list", wr->num_sge);
+		/* a full SRQ: ENOMEM, as providers say */
+		if (r->n_recv == r->attr.attr.max_wr) {
+			*bad_wr = wr;
+			pthread_mutex_unlock(&Lock);
+			return ENOMEM;
+		}
+		struct fake_recv_wr *rec = &r->recvs[r->n_recv++];
+		memset(rec, 0, sizeof(*rec));
+		rec->wr_id = wr->wr_id;
+		rec->num_sge = wr->num_sge;
+		rec->sg_list_null = wr->sg_list == NULL;
+		if (wr->num_sge > 0 && wr->sg_list != NULL)
+			rec->sge = wr->sg_list[0];
 	}
-	if (wr->num_sge > 0 && wr->sg_list == NULL)
-		violation("ibv_post_srq_recv() with num_sge %d and no sg_list", wr->num_sge);
-	/* a full SRQ: ENOMEM, as providers say */
-	if (r->n_recv == r->attr.attr.max_wr) {
-		*bad_wr = wr;
-		pthread_mutex_unlock(&Lock);
-		return ENOMEM;
-	}
-	struct fake_recv_wr *rec = &r->recvs[r->n_recv++];
-	memset(rec, 0, sizeof(*rec));
-	rec->wr_id = wr->wr_id;
-	rec->num_sge = wr->num_sge;
-	rec->sg_list_null = wr->sg_list == NULL;
-	if (wr->num_sge > 0 && wr->sg_list != NULL)
-		rec->sge = wr->sg_list[0];
 	pthread_mutex_unlock(&Lock);
 	return 0;
 }

@@ -20,7 +20,7 @@
  * - misuse that would crash, hang or leak with the real libraries is recorded as a
  *   "violation" (destroying a CQ with unacknowledged events, a CM ID with unacknowledged
  *   events or with a QP, a channel with CQs or IDs on it, rdma_destroy_qp() without a QP,
- *   migrating an ID with unacknowledged events, posting a chain of receive work requests (send chains are taken in order), ...);
+ *   migrating an ID with unacknowledged events, ...; chains of work requests are taken in order up to the first bad one, as verbs do);
  *   every test checks there are none;
  * - limits the kernel enforces are enforced: private data longer than 56 bytes in a connect
  *   or 196 in an accept is EINVAL (InfiniBand/RoCE), a CQ of fewer than 1 entry is EINVAL, a

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * test_batch.c -- rpma_send_batch() (librpma_ext.h): a chain of sends, with and
+ * test_batch.c -- rpma_send_batch() and rpma_recv_batch() (librpma_ext.h): a chain of sends, with and
  * without immediate data, posted with one ibv_post_send(); every descriptor checked
  * before anything is posted; a chain the queue takes only part of says how much
  */
@@ -20,7 +20,8 @@ struct fixture {
 	struct rpma_peer *peer;
 	struct rpma_conn *conn;
 	struct ibv_qp *qp;
-	struct rpma_mr_local *mr; /* Buf, SEND */
+	struct rpma_mr_local *mr;  /* Buf, SEND */
+	struct rpma_mr_local *rmr; /* Buf, RECV */
 };
 
 static void fixture_up(struct fixture *f)
@@ -29,11 +30,13 @@ static void fixture_up(struct fixture *f)
 	f->conn = fx_conn_active(f->peer, NULL);
 	f->qp = fx_qp(f->conn);
 	assert_int_equal(rpma_mr_reg(f->peer, Buf, SIZE, RPMA_MR_USAGE_SEND, &f->mr), 0);
+	assert_int_equal(rpma_mr_reg(f->peer, Buf, SIZE, RPMA_MR_USAGE_RECV, &f->rmr), 0);
 }
 
 static void fixture_down(struct fixture *f)
 {
 	assert_int_equal(rpma_mr_dereg(&f->mr), 0);
+	assert_int_equal(rpma_mr_dereg(&f->rmr), 0);
 	assert_int_equal(rpma_conn_delete(&f->conn), 0);
 	assert_int_equal(rpma_peer_delete(&f->peer), 0);
 }
@@ -194,6 +197,44 @@ static void test_chain_cut_short_says_how_much_went(void **state)
 	fixture_down(&f);
 }
 
+/* rpma_recv_batch(): receives posted again as one chain on the connection's own queue */
+static void test_recv_chain_is_one_post_in_order(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_up(&f);
+	struct rpma_recv_desc d[3] = {
+		{f.rmr, 0, 128, (void *)7}, {f.rmr, 128, 128, (void *)8}, {NULL, 0, 0, (void *)9}};
+	unsigned int calls = fake_calls(FAKE_IBV_POST_RECV), posted = 99, base;
+
+	base = fake_recv_count(f.qp);
+	assert_int_equal(rpma_recv_batch(f.conn, d, 3, &posted), 0);
+	assert_int_equal(posted, 3);
+	assert_int_equal(fake_calls(FAKE_IBV_POST_RECV), calls + 1);
+	assert_int_equal(fake_recv_count(f.qp), base + 3);
+	for (unsigned int i = 0; i < 3; i++) {
+		struct fake_recv_wr r = fake_recv_get(f.qp, base + i);
+
+		assert_int_equal(r.wr_id, 7 + i);
+		assert_int_equal(r.num_sge, i < 2 ? 1 : 0);
+		if (i < 2)
+			assert_int_equal(r.sge.addr, (uintptr_t)Buf + 128 * i);
+	}
+	/* checked first: one bad descriptor and nothing is posted */
+	d[1].offset = SIZE;
+	assert_int_equal(rpma_recv_batch(f.conn, d, 3, &posted), RPMA_E_INVAL);
+	assert_int_equal(posted, 0);
+	d[1].offset = 128;
+	assert_int_equal(rpma_recv_batch(f.conn, d, 0, &posted), RPMA_E_INVAL);
+	assert_int_equal(rpma_recv_batch(NULL, d, 1, &posted), RPMA_E_INVAL);
+	assert_int_equal(fake_recv_count(f.qp), base + 3);
+	/* refused by the provider: nothing went */
+	fake_fail(FAKE_IBV_POST_RECV, 1, ENOMEM);
+	assert_int_equal(rpma_recv_batch(f.conn, d, 3, &posted), RPMA_E_PROVIDER);
+	assert_int_equal(posted, 0);
+	fixture_down(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -202,6 +243,7 @@ int main(void)
 		rpma_unit_test(test_bad_descriptor_posts_nothing),
 		rpma_unit_test(test_bad_arguments),
 		rpma_unit_test(test_chain_cut_short_says_how_much_went),
+		rpma_unit_test(test_recv_chain_is_one_post_in_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,8 @@
 #include <limits.h>
 #include <string.h>
 
+#include <librpma_ext.h>
+
 #include "unit.h"
 
 #define SIZE 1024
@@ -555,6 +557,59 @@ static void test_peer_is_busy_while_the_srq_lives(void **state)
 	assert_int_equal(rpma_peer_delete(&peer), 0);
 }
 
+/* rpma_srq_recv_batch() (librpma_ext.h): one ibv_post_srq_recv for the chain, in order */
+static void test_recv_batch_is_one_chain(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_up(&f, 8);
+	struct rpma_recv_desc d[3] = {
+		{f.mr, 0, 64, (void *)1}, {f.mr, 64, 64, (void *)2}, {NULL, 0, 0, (void *)3}};
+	unsigned int calls = fake_calls(FAKE_IBV_POST_SRQ_RECV), posted = 99;
+
+	assert_int_equal(rpma_srq_recv_batch(f.srq, d, 3, &posted), 0);
+	assert_int_equal(posted, 3);
+	assert_int_equal(fake_calls(FAKE_IBV_POST_SRQ_RECV), calls + 1);
+	assert_int_equal(fake_srq_recv_count(f.ibv_srq), 3);
+	for (unsigned int i = 0; i < 3; i++) {
+		struct fake_recv_wr r = fake_srq_recv_get(f.ibv_srq, i);
+
+		assert_int_equal(r.wr_id, i + 1);
+		assert_int_equal(r.num_sge, i < 2 ? 1 : 0);
+		if (i < 2) {
+			assert_int_equal(r.sge.addr, (uintptr_t)Buf + 64 * i);
+			assert_int_equal(r.sge.length, 64);
+		}
+	}
+	fixture_down(&f);
+}
+
+/* checked before posting; a full SRQ takes what fits and says how many */
+static void test_recv_batch_checks_and_partial(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_up(&f, 2);
+	struct rpma_recv_desc d[3] = {
+		{f.mr, 0, 8, (void *)1}, {f.mr, 8, 8, (void *)2}, {f.mr, SIZE, 8, (void *)3}};
+	unsigned int posted = 99;
+
+	assert_int_equal(rpma_srq_recv_batch(NULL, d, 1, &posted), RPMA_E_INVAL);
+	assert_int_equal(posted, 0);
+	assert_int_equal(rpma_srq_recv_batch(f.srq, d, 0, &posted), RPMA_E_INVAL);
+	assert_int_equal(
+		rpma_srq_recv_batch(f.srq, d, RPMA_RECV_BATCH_MAX + 1, &posted), RPMA_E_INVAL);
+	/* the third lies past the registration: nothing is posted */
+	assert_int_equal(rpma_srq_recv_batch(f.srq, d, 3, &posted), RPMA_E_INVAL);
+	assert_int_equal(fake_srq_recv_count(f.ibv_srq), 0);
+	/* room for 2 */
+	d[2].offset = 16;
+	assert_int_equal(rpma_srq_recv_batch(f.srq, d, 3, &posted), RPMA_E_PROVIDER);
+	assert_int_equal(posted, 2);
+	assert_int_equal(fake_srq_recv_count(f.ibv_srq), 2);
+	fixture_down(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -576,6 +631,8 @@ int main(void)
 		rpma_unit_test(test_recv_posts_one_sge),
 		rpma_unit_test(test_recv_zero_bytes_has_no_sge),
 		rpma_unit_test(test_recv_provider_failures),
+		rpma_unit_test(test_recv_batch_is_one_chain),
+		rpma_unit_test(test_recv_batch_checks_and_partial),
 		rpma_unit_test(test_get_rcq_rejects_null),
 		rpma_unit_test(test_peer_is_busy_while_the_srq_lives),
 	};

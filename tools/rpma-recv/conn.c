@@ -41,7 +41,7 @@
 #include "log.h"
 #include "pdata.h"
 
-#define WC_BATCH 16
+#define WC_BATCH RECV_BATCH_MAX /* a poll brings at most one batch */
 /*
  * After a connection is put in the error state, how long its completion
  * queue must stay quiet before it is taken to hold everything that arrived
@@ -710,16 +710,20 @@ static void owe(struct recv_conn *c)
 	c->srv->owed = c;
 }
 
-/* deliver -- write one received message out (or drop it), count it */
+static void flush_batch(struct recv_server *srv);
+
+/* deliver -- take one received message for the batch (or drop it) */
 static void deliver(struct recv_conn *c, const struct ibv_wc *wc, const uint8_t *msg)
 {
 	struct recv_server *srv = c->srv;
 	uint32_t len = wc->byte_len, num = 0;
+	struct recv_batch *b;
 	const char *why;
-	int ret;
 
 	RECEIVED(msg, len);
-	if (c->discard || srv->stop == RECV_STOP_COUNT || srv->stop == RECV_STOP_OUTPUT_GONE) {
+	/* --count: what the batch holds counts as written already */
+	if (c->discard || srv->stop == RECV_STOP_COUNT || srv->stop == RECV_STOP_OUTPUT_GONE ||
+		(srv->opts->count && srv->messages + srv->batch.n >= srv->opts->count)) {
 		c->dropped++;
 		return;
 	}
@@ -744,11 +748,20 @@ static void deliver(struct recv_conn *c, const struct ibv_wc *wc, const uint8_t 
 			return;
 		}
 	}
-	ret = recv_output_write(srv->out, msg, len);
-	if (ret) {
-		output_failed(c, ret, len);
-		return;
-	}
+	/* written out with the rest of the poll's messages (flush_batch) */
+	b = &srv->batch;
+	if (b->n == RECV_BATCH_MAX)
+		flush_batch(srv); /* a drain nested in a close added to it */
+	b->rec[b->n] = (struct recv_record){msg, len};
+	b->conn[b->n] = c;
+	b->num[b->n++] = num;
+}
+
+/* written: the message is counted, and acknowledgeable (after its write(2) returned) */
+static void written(struct recv_conn *c, uint32_t num, uint32_t len)
+{
+	struct recv_server *srv = c->srv;
+
 	if (c->confirm) {
 		recv_confirm_written(c->confirm, num, recv_now_ms());
 		owe(c);
@@ -761,13 +774,118 @@ static void deliver(struct recv_conn *c, const struct ibv_wc *wc, const uint8_t 
 		srv->stop = RECV_STOP_COUNT;
 }
 
+/* post a slot's receive again once its message is written out (flush_batch) */
+static void repost_later(struct recv_server *srv, struct recv_conn *c, uint32_t slot)
+{
+	struct recv_batch *b = &srv->batch;
+
+	if (b->nslots == RECV_BATCH_MAX)
+		flush_batch(srv);
+	b->slot_conn[b->nslots] = c;
+	b->slot[b->nslots++] = slot;
+}
+
+static int post_own_slots(struct recv_conn *c, const uint32_t *slots, unsigned n)
+{
+#ifdef RPMA_HAVE_EXT
+	struct rpma_recv_desc d[RECV_BATCH_MAX];
+
+	for (unsigned i = 0; i < n; i++)
+		d[i] = (struct rpma_recv_desc){c->mr, (size_t)slots[i] * c->slot_size, c->slot_size,
+			(const void *)(uintptr_t)slots[i]};
+	return rpma_recv_batch(c->conn, d, n, NULL);
+#else
+	for (unsigned i = 0; i < n; i++) {
+		int ret = rpma_recv(c->conn, c->mr, (size_t)slots[i] * c->slot_size, c->slot_size,
+			(const void *)(uintptr_t)slots[i]);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+#endif
+}
+
+/* the receives of the batch go again: one chain for the SRQ, one per connection */
+static void repost_batch(struct recv_server *srv, const struct recv_batch *b)
+{
+	unsigned i = 0, k;
+	uint32_t failed;
+	int ret;
+
+	while (i < b->nslots) {
+		struct recv_conn *c = b->slot_conn[i];
+
+		for (k = i + 1; k < b->nslots && b->slot_conn[k] == c; k++)
+			;
+		if (!c) {
+			ret = recv_srq_post_slots(srv->srq, b->slot + i, k - i, &failed);
+			if (ret)
+				recv_log(RECV_LOG_ERROR,
+					"shared receive queue: posting receive %" PRIu32
+					" again failed: %s; %u of %u receives left posted",
+					failed, rpma_err_2str(ret), srv->srq->posted,
+					srv->srq->slots);
+		} else if (c->state < CONN_CLOSING) {
+			/* unless we are closing */
+			ret = post_own_slots(c, b->slot + i, k - i);
+			if (ret) {
+				recv_log(RECV_LOG_ERROR,
+					"connection %lu %s: posting a receive failed: %s", c->id,
+					c->peer, rpma_err_2str(ret));
+				close_conn(c, "receive not posted");
+			}
+		}
+		i = k;
+	}
+}
+
+/*
+ * flush_batch -- write out what the poll brought, in arrival order, with
+ * one recv_output_write_batch (one writev for raw and len); a record that
+ * fails is the error of its connection (output_failed), and what comes after
+ * it goes on as it would have one by one. Then the slots are posted again.
+ */
+static void flush_batch(struct recv_server *srv)
+{
+	/*
+	 * Taken out first: a failure may close a connection, and a close may
+	 * drain its CQ (start_settling), which fills and flushes a new batch.
+	 */
+	struct recv_batch taken = srv->batch, *b = &taken;
+	size_t i = 0, done;
+	int ret;
+
+	srv->batch.n = 0;
+	srv->batch.nslots = 0;
+
+	while (i < b->n) {
+		struct recv_conn *c = b->conn[i];
+
+		if (c->discard || srv->stop == RECV_STOP_OUTPUT_GONE) {
+			c->dropped++; /* an earlier record of the batch failed */
+			i++;
+			continue;
+		}
+		done = 0;
+		ret = recv_output_write_batch(srv->out, b->rec + i, b->n - i, &done);
+		for (size_t k = i; k < i + done; k++)
+			written(b->conn[k], b->num[k], (uint32_t)b->rec[k].len);
+		i += done;
+		if (ret) {
+			output_failed(b->conn[i], ret, (uint32_t)b->rec[i].len);
+			i++;
+		}
+	}
+	repost_batch(srv, b);
+}
+
 /* on_completion -- --no-srq: a completion of the connection's own receives */
 static void on_completion(struct recv_conn *c, const struct ibv_wc *wc)
 {
 	uint64_t slot = wc->wr_id;
 	const char *why;
 	size_t offset;
-	int ret;
 
 	if ((slot & RECV_ACK_TAG) && c->confirm) {
 		/* an acknowledgement went out (or failed to) */
@@ -793,16 +911,8 @@ static void on_completion(struct recv_conn *c, const struct ibv_wc *wc)
 
 	offset = (size_t)slot * c->slot_size;
 	deliver(c, wc, c->buf + offset);
-
-	/* the slot is free again: post it at once, unless we are closing */
-	if (c->state >= CONN_CLOSING)
-		return;
-	ret = rpma_recv(c->conn, c->mr, offset, c->slot_size, (const void *)(uintptr_t)slot);
-	if (ret) {
-		recv_log(RECV_LOG_ERROR, "connection %lu %s: posting a receive failed: %s", c->id,
-			c->peer, rpma_err_2str(ret));
-		close_conn(c, "receive not posted");
-	}
+	/* the slot is free again once its message is written out */
+	repost_later(c->srv, c, (uint32_t)slot);
 }
 
 /*
@@ -815,7 +925,6 @@ static void on_srq_completion(struct recv_server *srv, const struct ibv_wc *wc)
 	struct recv_srq *q = srv->srq;
 	struct recv_conn *c = recv_qpmap_get(srv->qps, wc->qp_num);
 	uint64_t slot = wc->wr_id;
-	int ret;
 
 	if (slot >= q->slots) {
 		/* not one of ours: nothing to post again */
@@ -845,12 +954,7 @@ static void on_srq_completion(struct recv_server *srv, const struct ibv_wc *wc)
 		deliver(c, wc, recv_srq_slot(q, (uint32_t)slot));
 	}
 
-	ret = recv_srq_post(q, (uint32_t)slot);
-	if (ret)
-		recv_log(RECV_LOG_ERROR,
-			"shared receive queue: posting receive %" PRIu64 " again failed: %s; %u of "
-			"%u receives left posted",
-			slot, rpma_err_2str(ret), q->posted, q->slots);
+	repost_later(srv, NULL, (uint32_t)slot);
 }
 
 /*
@@ -901,11 +1005,11 @@ static void drain_cq(struct recv_conn *c, unsigned budget)
 			close_conn(c, "completion queue error");
 			return;
 		}
-		for (int i = 0; i < n; i++) {
+		for (int i = 0; i < n && c->state != CONN_DEAD; i++)
 			on_completion(c, &wc[i]);
-			if (c->state == CONN_DEAD)
-				return;
-		}
+		flush_batch(c->srv);
+		if (c->state == CONN_DEAD)
+			return;
 		done += (unsigned)n;
 	}
 	set_pending(c, true);
@@ -950,6 +1054,7 @@ static void drain_srq(struct recv_server *srv, unsigned budget)
 		}
 		for (int i = 0; i < n; i++)
 			on_srq_completion(srv, &wc[i]);
+		flush_batch(srv);
 		done += (unsigned)n;
 	}
 	srv->draining = false;

@@ -9,7 +9,8 @@
  * connection has its own receive buffer of slots x max_message bytes,
  * registered once, with one receive posted per slot before the connection
  * is accepted. Either way a slot is posted again as soon as its message has
- * been written out.
+ * been written out: what one poll of the CQ brings is written out in one
+ * batch (struct recv_batch), then its slots are posted again as one chain.
  */
 #ifndef RPMA_RECV_CONN_H
 #define RPMA_RECV_CONN_H
@@ -25,6 +26,25 @@
 #include "srq.h"
 
 struct recv_conn;
+
+/* the most messages one poll of a completion queue brings (one batch) */
+#define RECV_BATCH_MAX 32
+
+/*
+ * What one poll of a completion queue brought, held until it is written
+ * out together (one recv_output_write_batch: one writev for raw and len),
+ * then its receives posted again as one chain; only then are the messages
+ * counted written, and acknowledgeable (confirm.h).
+ */
+struct recv_batch {
+	unsigned n; /* messages to write */
+	struct recv_record rec[RECV_BATCH_MAX];
+	struct recv_conn *conn[RECV_BATCH_MAX];
+	uint32_t num[RECV_BATCH_MAX]; /* receiver confirmation: the message's number */
+	unsigned nslots;	      /* receives to post again, once written */
+	uint32_t slot[RECV_BATCH_MAX];
+	struct recv_conn *slot_conn[RECV_BATCH_MAX]; /* --no-srq: whose (NULL: the SRQ's) */
+};
 
 /* what an epoll event points at */
 enum recv_watch_kind {
@@ -74,6 +94,8 @@ struct recv_server {
 	unsigned long rejected;
 	size_t locked;	/* bytes of registered receive buffers */
 	uint64_t stray; /* SRQ completions of no open connection (dropped) */
+
+	struct recv_batch batch; /* what the completions being handled brought */
 
 	struct recv_conn *owed; /* connections that may owe their sender an acknowledgement */
 	uint32_t reserved;	/* receives of the shared queue held for acknowledging senders */

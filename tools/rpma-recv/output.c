@@ -223,6 +223,88 @@ int recv_output_write(struct recv_output *out, const void *msg, size_t len)
 	return ret;
 }
 
+/*
+ * writev_records -- raw and len: recs[0..n) as one writev (finished piecewise
+ * after a short write); 0, or a negative errno with *written the records
+ * written whole and the failing one's bytes cut off again
+ */
+static int writev_records(
+	struct recv_output *out, const struct recv_record *recs, size_t n, size_t *written)
+{
+	struct iovec iov[2 * RECV_OUTPUT_BATCH_MAX];
+	uint8_t hdr[RECV_OUTPUT_BATCH_MAX][4];
+	size_t rec_of[2 * RECV_OUTPUT_BATCH_MAX]; /* the record each piece belongs to */
+	/* done: the bytes of record `first` written so far */
+	size_t k = 0, first = 0, done = 0;
+	bool len = out->format == RECV_FORMAT_LEN;
+
+	for (size_t i = 0; i < n; i++) {
+		if (len) {
+			if (recs[i].len > UINT32_MAX)
+				return -EOVERFLOW; /* nothing written: *written stays 0 */
+			for (int b = 0; b < 4; b++)
+				hdr[i][b] = (uint8_t)(recs[i].len >> (8 * b));
+			iov[k] = (struct iovec){hdr[i], sizeof(hdr[i])};
+			rec_of[k++] = i;
+		}
+		if (recs[i].len) {
+			iov[k] = (struct iovec){(void *)recs[i].msg, recs[i].len};
+			rec_of[k++] = i;
+		}
+	}
+	for (size_t at = 0; at < k;) {
+		ssize_t w = writev(out->fd, iov + at, (int)(k - at));
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			int ret = -errno;
+
+			roll_back(out, done);
+			*written = first;
+			return ret;
+		}
+		/* step over what went out: whole pieces, then part of one */
+		while (at < k && (size_t)w >= iov[at].iov_len) {
+			w -= (ssize_t)iov[at].iov_len;
+			done += iov[at].iov_len;
+			at++;
+			if (at == k || rec_of[at] != rec_of[at - 1]) {
+				first = at == k ? n : rec_of[at];
+				done = 0;
+			}
+		}
+		if (w > 0) {
+			iov[at].iov_base = (uint8_t *)iov[at].iov_base + w;
+			iov[at].iov_len -= (size_t)w;
+			done += (size_t)w;
+		}
+	}
+	/* records of 0 bytes in raw have no piece: they are written too */
+	*written = n;
+	return 0;
+}
+
+int recv_output_write_batch(
+	struct recv_output *out, const struct recv_record *recs, size_t n, size_t *written)
+{
+	int ret;
+
+	*written = 0;
+	if (n > RECV_OUTPUT_BATCH_MAX)
+		return -EINVAL;
+	if (out->format == RECV_FORMAT_RAW || out->format == RECV_FORMAT_LEN)
+		return writev_records(out, recs, n, written);
+	/* lines (escaped chunk by chunk) and dir (a file each): one record at a time */
+	for (size_t i = 0; i < n; i++) {
+		ret = recv_output_write(out, recs[i].msg, recs[i].len);
+		if (ret)
+			return ret;
+		*written = i + 1;
+	}
+	return 0;
+}
+
 /* the number after the highest 20-digit name in the directory, or 1 */
 static int first_free_seq(int dirfd, uint64_t *seq)
 {

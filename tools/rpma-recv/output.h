@@ -46,6 +46,28 @@ int recv_output_open(enum recv_format format, const char *path, struct recv_outp
  */
 int recv_output_write(struct recv_output *out, const void *msg, size_t len);
 
+/* one message of a batch */
+struct recv_record {
+	const void *msg;
+	size_t len;
+};
+
+/* the most records one recv_output_write_batch() takes */
+#define RECV_OUTPUT_BATCH_MAX 64
+
+/*
+ * recv_output_write_batch -- write n (at most RECV_OUTPUT_BATCH_MAX) messages
+ * as n records, in order, as recv_output_write() would one by one, with as
+ * few system calls as the format allows: raw and len, one writev(2) of all
+ * of them (continued after a short write); lines and dir, one record at a
+ * time. Returns 0 with all written, or a negative errno with *written set
+ * to how many records were written whole before the failure (the failing
+ * one's bytes removed again where the output allows, as recv_output_write()
+ * does; nothing after it is written).
+ */
+int recv_output_write_batch(
+	struct recv_output *out, const struct recv_record *recs, size_t n, size_t *written);
+
 /*
  * recv_output_set_durable -- --fsync: dir files are fdatasync'd before
  * their rename (streams are synced by recv_output_sync())

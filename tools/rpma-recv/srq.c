@@ -7,6 +7,10 @@
 #include <unistd.h>
 
 #include "fd.h"
+#ifdef RPMA_HAVE_EXT
+#include <librpma_ext.h>
+#endif
+
 #include "srq.h"
 
 static void memlock_hint(size_t size, int ret)
@@ -128,4 +132,39 @@ int recv_srq_post(struct recv_srq *s, uint32_t slot)
 	if (!ret)
 		s->posted++;
 	return ret;
+}
+
+int recv_srq_post_slots(struct recv_srq *s, const uint32_t *slots, unsigned n, uint32_t *failed)
+{
+#ifdef RPMA_HAVE_EXT
+	struct rpma_recv_desc d[RPMA_RECV_BATCH_MAX];
+	unsigned posted = 0;
+	int ret;
+
+	for (unsigned done = 0; done < n; done += posted) {
+		unsigned k = n - done < RPMA_RECV_BATCH_MAX ? n - done : RPMA_RECV_BATCH_MAX;
+
+		for (unsigned i = 0; i < k; i++)
+			d[i] = (struct rpma_recv_desc){s->mr,
+				(size_t)slots[done + i] * s->slot_size, s->slot_size,
+				(const void *)(uintptr_t)slots[done + i]};
+		ret = rpma_srq_recv_batch(s->srq, d, k, &posted);
+		s->posted += posted;
+		if (ret) {
+			*failed = slots[done + posted];
+			return ret;
+		}
+	}
+	return 0;
+#else
+	for (unsigned i = 0; i < n; i++) {
+		int ret = recv_srq_post(s, slots[i]);
+
+		if (ret) {
+			*failed = slots[i];
+			return ret;
+		}
+	}
+	return 0;
+#endif
 }

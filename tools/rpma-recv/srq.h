@@ -49,4 +49,11 @@ static inline uint8_t *recv_srq_slot(const struct recv_srq *s, uint32_t slot)
 /* recv_srq_post -- post slot's receive again; 0 or an rpma error */
 int recv_srq_post(struct recv_srq *s, uint32_t slot);
 
+/*
+ * recv_srq_post_slots -- post the receives of slots[0..n) again, as one chain
+ * when this build's librpma can (librpma_ext.h); 0 or an rpma error, with
+ * *failed the first slot not posted
+ */
+int recv_srq_post_slots(struct recv_srq *s, const uint32_t *slots, unsigned n, uint32_t *failed);
+
 #endif /* RPMA_RECV_SRQ_H */

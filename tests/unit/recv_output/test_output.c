@@ -384,6 +384,100 @@ static void failed_record_is_rolled_back(void **state)
 	assert_int_equal(count_entries(f->path, ""), 1);
 }
 
+/* a batch is the same bytes as its records written one by one, in every format */
+static void batch_is_the_records_one_by_one(void **state)
+{
+	static const enum recv_format formats[] = {
+		RECV_FORMAT_RAW, RECV_FORMAT_LINES, RECV_FORMAT_LEN, RECV_FORMAT_DIR};
+	struct fixture *f = *state;
+	uint8_t *big = malloc(70000);
+	struct recv_record recs[5] = {{"abc", 3}, {NULL, 0}, {"a\nb\n", 4}, {NULL, 0}, {NULL, 0}};
+	char one[128], batch[128];
+
+	assert_non_null(big);
+	for (size_t i = 0; i < 70000; i++)
+		big[i] = (uint8_t)(i * 13);
+	recs[3] = (struct recv_record){big, 70000};
+	recs[4] = (struct recv_record){"\n", 1};
+	for (size_t i = 0; i < 4; i++) {
+		struct recv_output *a, *b;
+		size_t written = 99;
+
+		snprintf(one, sizeof(one), "%s/one%zu", f->dir, i);
+		snprintf(batch, sizeof(batch), "%s/batch%zu", f->dir, i);
+		assert_int_equal(recv_output_open(formats[i], one, &a), 0);
+		assert_int_equal(recv_output_open(formats[i], batch, &b), 0);
+		for (size_t r = 0; r < 5; r++)
+			write_ok(a, recs[r].msg, recs[r].len);
+		assert_int_equal(recv_output_write_batch(b, recs, 5, &written), 0);
+		assert_int_equal(written, 5);
+		assert_int_equal(recv_output_close(&a), 0);
+		assert_int_equal(recv_output_close(&b), 0);
+		if (formats[i] == RECV_FORMAT_DIR) {
+			char name[24];
+
+			assert_int_equal(count_entries(batch, ""), 5);
+			for (size_t r = 0; r < 5; r++) {
+				snprintf(name, sizeof(name), "%020zu", r + 1);
+				file_is(batch, name, recs[r].msg, recs[r].len);
+			}
+		} else {
+			size_t la, lb;
+			uint8_t *ga = slurp(one, &la), *gb = slurp(batch, &lb);
+
+			assert_int_equal(la, lb);
+			assert_memory_equal(ga, gb, la);
+			free(ga);
+			free(gb);
+		}
+	}
+	free(big);
+}
+
+/* a batch the file cannot take whole: the records before stay, the failing one goes */
+static void batch_failure_keeps_whole_records(void **state)
+{
+	static const enum recv_format formats[] = {RECV_FORMAT_RAW, RECV_FORMAT_LEN};
+	struct fixture *f = *state;
+	struct rlimit old, small = {10000, 0};
+	uint8_t msg[3000];
+	struct recv_record recs[5];
+	struct recv_output *out;
+	size_t written, len;
+	uint8_t *got;
+
+	memset(msg, 'm', sizeof(msg));
+	for (size_t r = 0; r < 5; r++)
+		recs[r] = (struct recv_record){msg, sizeof(msg)};
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	small.rlim_max = old.rlim_max;
+	for (size_t i = 0; i < 2; i++) {
+		size_t rec = formats[i] == RECV_FORMAT_LEN ? 3004 : 3000;
+
+		assert_int_equal(recv_output_open(formats[i], f->path, &out), 0);
+		assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+		written = 99;
+		/* 3 whole records fit under 10,000 bytes; the 4th is cut short, then refused */
+		assert_int_equal(recv_output_write_batch(out, recs, 5, &written), -EFBIG);
+		assert_int_equal(written, 3);
+		assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+		write_ok(out, "ok", 2);
+		assert_int_equal(recv_output_close(&out), 0);
+		got = slurp(f->path, &len);
+		assert_int_equal(len, 3 * rec + (formats[i] == RECV_FORMAT_LEN ? 6 : 2));
+		assert_memory_equal(
+			got + 3 * rec + (formats[i] == RECV_FORMAT_LEN ? 4 : 0), "ok", 2);
+		free(got);
+	}
+	/* more than a batch holds: refused, nothing written */
+	assert_int_equal(recv_output_open(RECV_FORMAT_RAW, f->path, &out), 0);
+	assert_int_equal(
+		recv_output_write_batch(out, recs, RECV_OUTPUT_BATCH_MAX + 1, &written), -EINVAL);
+	assert_int_equal(written, 0);
+	assert_int_equal(recv_output_close(&out), 0);
+}
+
 /* standard output as a pipe whose reader is gone: -EPIPE, not a signal */
 static void closed_pipe_is_epipe(void **unused)
 {
@@ -423,6 +517,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(dir_needs_a_directory, setup, teardown),
 		cmocka_unit_test_setup_teardown(sync_makes_records_durable, setup, teardown),
 		cmocka_unit_test_setup_teardown(failed_record_is_rolled_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(batch_is_the_records_one_by_one, setup, teardown),
+		cmocka_unit_test_setup_teardown(batch_failure_keeps_whole_records, setup, teardown),
 		cmocka_unit_test(closed_pipe_is_epipe),
 	};
 

@@ -45,6 +45,11 @@ enum rpmafs_mode {
 	RPMAFS_MODE_SYNC,  /* write returns after the send's completion */
 };
 
+enum rpmafs_framing {
+	RPMAFS_FRAMING_WRITE, /* each write(2) is one message */
+	RPMAFS_FRAMING_FILE,  /* what one open file gets up to close(2) is one message */
+};
+
 enum rpmafs_peer_type {
 	RPMAFS_PEER_RDMA, /* a real peer: RDMA CM + RC SEND */
 	RPMAFS_PEER_NULL, /* completes every message without sending (dry run, benchmark floor) */
@@ -67,6 +72,8 @@ struct rpmafs_peer_cfg {
 	enum rpmafs_peer_type type;
 	/* default async */
 	enum rpmafs_mode mode;
+	/* default write */
+	enum rpmafs_framing framing;
 	/* default always */
 	enum rpmafs_completion completion;
 	/* 1 .. 1 MiB, default [rpmafs] max_message */

@@ -22,6 +22,7 @@ enum key_id {
 	KEY_COMPLETION,
 	KEY_SEND_TIMEOUT_MS,
 	KEY_CONNECT_TIMEOUT_MS,
+	KEY_FRAMING,
 	KEY_COUNT,
 };
 
@@ -43,13 +44,14 @@ static const struct key_def {
 	[KEY_COMPLETION] = {"completion", IN_GLOBAL | IN_PEER},
 	[KEY_SEND_TIMEOUT_MS] = {"send_timeout_ms", IN_GLOBAL | IN_PEER},
 	[KEY_CONNECT_TIMEOUT_MS] = {"connect_timeout_ms", IN_GLOBAL | IN_PEER},
+	[KEY_FRAMING] = {"framing", IN_GLOBAL | IN_PEER},
 };
 
 #define PEER_KEYS                                                                  \
-	"address, port, type, mode, completion, max_message, send_timeout_ms and " \
+	"address, port, type, mode, framing, completion, max_message, send_timeout_ms and " \
 	"connect_timeout_ms"
 #define GLOBAL_KEYS                                                                           \
-	"log_level, max_message, slots, and the peer defaults port, type, mode, completion, " \
+	"log_level, max_message, slots, and the peer defaults port, type, mode, framing, completion, " \
 	"send_timeout_ms and connect_timeout_ms"
 
 struct choice {
@@ -75,6 +77,12 @@ static const struct choice peer_types[] = {
 static const struct choice modes[] = {
 	{"async", RPMAFS_MODE_ASYNC},
 	{"sync", RPMAFS_MODE_SYNC},
+	{NULL, 0},
+};
+
+static const struct choice framings[] = {
+	{"write", RPMAFS_FRAMING_WRITE},
+	{"file", RPMAFS_FRAMING_FILE},
 	{NULL, 0},
 };
 
@@ -318,6 +326,10 @@ static void apply_entry(const struct where *w, int id, const char *v, struct rpm
 		if (get_choice(w, v, modes, &c) == 0)
 			peer->mode = (enum rpmafs_mode)c;
 		break;
+	case KEY_FRAMING:
+		if (get_choice(w, v, framings, &c) == 0)
+			peer->framing = (enum rpmafs_framing)c;
+		break;
 	case KEY_COMPLETION:
 		if (get_choice(w, v, completions, &c) == 0)
 			peer->completion = (enum rpmafs_completion)c;
@@ -377,6 +389,7 @@ void cfg_apply_keys(const struct cfg_scan *scan, const dictionary *d, struct rpm
 		.port = RPMAFS_CFG_DEFAULT_PORT,
 		.type = RPMAFS_PEER_RDMA,
 		.mode = RPMAFS_MODE_ASYNC,
+		.framing = RPMAFS_FRAMING_WRITE,
 		.completion = RPMAFS_COMPLETION_ALWAYS,
 		.max_message = RPMAFS_CFG_MAX_MESSAGE_LIMIT,
 		.send_timeout_ms = RPMAFS_CFG_DEFAULT_SEND_TIMEOUT_MS,

@@ -88,6 +88,7 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 			plan.slots, plan.slots, m->nworkers, FUSE_READ_SIZE / 1024, plan.limit / 1024,
 			plan.reserve / 1024);
 	m->cfg->slots = plan.slots;
+	frame_budget_init(&m->frames, m->cfg->slots);
 	nbuf = m->cfg->slots + m->nworkers;
 	ret = pool_new(nbuf, FUSE_READ_SIZE, &m->pool);
 	if (ret) {

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "frame.h"
 #include "spool.h"
 
 struct loop;
@@ -32,6 +33,7 @@ struct mount {
 	struct loop *loop;
 	bool loop_running;
 	struct spool_env env;	/* what every spool shares */
+	struct frame_budget frames; /* pool slots file messages may hold (frame.h) */
 
 	unsigned nspools;
 	struct spool *spools;

@@ -47,6 +47,11 @@ void replies_add(struct replies *rs, struct reply *r)
 
 void reply_msg(struct replies *rs, struct msg *msg, bool write, int err)
 {
+	/* a close(2) that sent a file message: 0 where a write returns its size */
+	if (msg->flush && write) {
+		write = false;
+		err = 0;
+	}
 	msg->reply = (struct reply){.req = msg->req, .write = write, .size = msg->write_size,
 		.err = err, .msg = msg};
 	msg->req = NULL;

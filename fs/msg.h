@@ -44,6 +44,7 @@ struct msg {
 	fuse_req_t req;		/* owed a reply: at post (async) or at the end (sync) */
 	size_t write_size;	/* what the reply to req says was written */
 	bool sync;		/* reply at completion, signaled */
+	bool flush;		/* req is a close(2) (framing = file): answered 0 or errno */
 	bool signaled;
 	unsigned slot;		/* pool slot holding the payload, or POOL_NO_SLOT */
 	size_t offset;		/* payload offset from the pool's base */

@@ -3,7 +3,8 @@
  * ops.c -- the FUSE low-level operations: what a spool directory looks like
  *
  *	/		0700 directory (0755 with allow_other)
- *	/<peer>		0200 spool file: each write(2) is one message
+ *	/<peer>		0200 spool file: each write(2) is one message, or with
+ *			framing = file each close(2) of what was written (framed.c)
  *	/<peer>.status	0400 key: value text of the peer's figures
  *
  * Nothing can be created, renamed or removed (EPERM); a spool file cannot be
@@ -18,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "framed.h"
 #include "log.h"
 #include "mount.h"
 #include "ops.h"
@@ -77,6 +79,8 @@ static void fill_attr(struct mount *m, fuse_ino_t ino, struct stat *st)
 	spool_stats_get(sp, &ss);
 	st->st_mode = S_IFREG | (m->allow_other ? 0222 : 0200);
 	st->st_size = (off_t)ss.bytes_confirmed;
+	/* stdio buffers st_blksize bytes: whole messages where it can */
+	st->st_blksize = ss.max_message;
 	/* before the first message and completion: the time of the mount */
 	st->st_mtim = ss.mtime.tv_sec ? ss.mtime : m->mounted_at;
 	st->st_ctim = ss.ctime.tv_sec ? ss.ctime : m->mounted_at;
@@ -207,14 +211,24 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		fuse_reply_err(req, EPERM);
 		return;
 	}
-	if ((to_set & FUSE_SET_ATTR_SIZE) &&
-		(ino == FUSE_ROOT_ID || is_status || attr->st_size != 0)) {
+	if ((to_set & FUSE_SET_ATTR_SIZE) && (ino == FUSE_ROOT_ID || is_status ||
+		(attr->st_size != 0 && !(fi && handle_of(fi)->frame)))) {
 		handle_note(fi, false, true);
 		fuse_reply_err(req, ino == FUSE_ROOT_ID ? EISDIR : EPERM);
 		return;
 	}
+	/* ftruncate(fd, n) through a file-framed handle: the message is n bytes */
+	if ((to_set & FUSE_SET_ATTR_SIZE) && fi && handle_of(fi)->frame) {
+		int err = framed_truncate(handle_of(fi), attr->st_size);
+
+		if (err) {
+			handle_note(fi, false, true);
+			fuse_reply_err(req, err);
+			return;
+		}
+	}
 	/* ftruncate(fd, 0) through an open spool file: "send nothing" */
-	if (to_set & FUSE_SET_ATTR_SIZE)
+	if ((to_set & FUSE_SET_ATTR_SIZE) && attr->st_size == 0)
 		handle_note(fi, true, false);
 	fill_attr(m, ino, &st);
 	fuse_reply_attr(req, &st, attr_timeout(m, ino));
@@ -305,6 +319,12 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			(fi->flags & (O_SYNC | O_DSYNC)) != 0;
 		/* `: > f` opens O_TRUNC (atomic O_TRUNC: the flag reaches us) */
 		fh->empty_intent = (fi->flags & O_TRUNC) != 0;
+		if (sp->cfg->framing == RPMAFS_FRAMING_FILE &&
+			framed_open(fh, m->pool, &m->frames)) {
+			free(fh);
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
 		pthread_mutex_lock(&sp->lock);
 		sp->st.open_handles++;
 		pthread_mutex_unlock(&sp->lock);
@@ -313,9 +333,13 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	/* one write, one message: never through the page cache */
 	fi->direct_io = 1;
 	fi->keep_cache = 0;
-	fi->nonseekable = !is_status;
-	/* a sync handle reports every outcome in write(): close has nothing to add */
-	fi->noflush = is_status || fh->sync;
+	/* a file message is placed by offset: pwrite, dd seek=, sparse copies */
+	fi->nonseekable = !is_status && !fh->frame;
+	/*
+	 * a sync write-framed handle reports every outcome in write(): close
+	 * has nothing to add; a file-framed one sends at close
+	 */
+	fi->noflush = is_status || (fh->sync && !fh->frame);
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		/* the opener was interrupted: nobody will release this handle */
 		if (!is_status) {
@@ -323,6 +347,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			sp->st.open_handles--;
 			pthread_mutex_unlock(&sp->lock);
 		}
+		framed_release(fh);
 		free(fh->text);
 		free(fh);
 	}
@@ -370,7 +395,10 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	int err;
 
 	(void)ino;
-	(void)off;
+	if (fh->frame) {
+		framed_write(req, fh, buf, size, off);
+		return;
+	}
 	err = spool_write_check(sp, fh, size, nonblock);
 	if (err) {
 		/* EIO here reports an earlier message; this one is not sent either */
@@ -414,6 +442,10 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct handle *fh = handle_of(fi);
 
 	(void)ino;
+	if (fh->frame) {
+		framed_flush(req, fh, mount_of(req)->pool);
+		return;
+	}
 	/* close(2) reports an earlier async failure, once; it does not wait */
 	fuse_reply_err(req, fh->text ? 0 : spool_take_error(fh->sp, fh, NULL));
 }
@@ -466,6 +498,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 			log_err("%s: out of memory: 0-byte message not sent", sp->cfg->name);
 		}
 	}
+	framed_release(fh);
 	pthread_mutex_lock(&sp->lock);
 	sp->st.open_handles--;
 	pthread_mutex_unlock(&sp->lock);

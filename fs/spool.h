@@ -25,6 +25,7 @@
 #include "config.h"
 #include "msg.h"
 
+struct frame;
 struct link;
 struct loop;
 struct pool;
@@ -61,6 +62,7 @@ struct handle {
 	unsigned refs;		/* 1 for the open file + 1 per message not finished */
 	int error;		/* an async failure not reported yet (EIO) */
 	struct reply *fsyncs;	/* fsyncs waiting for in_flight == 0 */
+	struct frame *frame;	/* framing = file: the message being assembled (frame.h) */
 	char *text;		/* status files: the snapshot being read */
 	size_t text_len;
 };

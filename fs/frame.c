@@ -16,6 +16,7 @@ struct frame {
 	pthread_mutex_t lock;
 	unsigned slot;	 /* POOL_NO_SLOT until the first byte */
 	uint64_t origin; /* file offset of the message's first byte */
+	bool placed;	 /* origin is known: 0 at first, then the first write's offset */
 	uint64_t len;	 /* the furthest end written, from origin */
 	bool dirty;	 /* written since the last take */
 	bool abandoned;	 /* went over the limit: nothing of it is sent */
@@ -36,6 +37,7 @@ int frame_new(struct pool *pool, struct frame_budget *budget, struct frame **fra
 	fr->pool = pool;
 	fr->budget = budget;
 	fr->slot = POOL_NO_SLOT;
+	fr->placed = true; /* the first message starts at offset 0: holes before a seek */
 	pthread_mutex_init(&fr->lock, NULL);
 	*frame_ptr = fr;
 	return 0;
@@ -116,6 +118,10 @@ int frame_write(struct frame *fr, uint64_t off, bool append, const void *buf, si
 	pthread_mutex_lock(&fr->lock);
 	if (append)
 		off = fr->origin + fr->len;
+	if (!fr->placed) {
+		fr->origin = off;
+		fr->placed = true;
+	}
 	if (off < fr->origin) {
 		pthread_mutex_unlock(&fr->lock);
 		return -EINVAL;
@@ -143,6 +149,7 @@ int frame_resize(struct frame *fr, uint64_t size, uint32_t limit)
 	int ret = 0;
 
 	pthread_mutex_lock(&fr->lock);
+	fr->placed = true;
 	if (size < fr->origin) {
 		ret = -EINVAL;
 	} else if (size - fr->origin < fr->len) {
@@ -173,7 +180,9 @@ int frame_take(struct frame *fr, unsigned *slot, uint32_t *len)
 		atomic_fetch_sub(&fr->budget->held, 1);
 	}
 	if (ret) {
+		/* the next message starts at its first write (or where this one ended) */
 		fr->origin += fr->len;
+		fr->placed = false;
 		fr->len = 0;
 		fr->abandoned = false;
 	}

@@ -17,9 +17,11 @@
  * a slot that only a later request can give back).
  *
  * Offsets are file offsets. A frame's message starts at its origin: 0 for
- * the first message of an open file, and after each send the end of the
- * message sent (the shell's `cmd > f` closes a duplicate of the descriptor
- * before cmd writes; each close with new bytes sends them).
+ * the first message of an open file (so a seek before the first write
+ * leaves zeros), and after each send the offset of the next message's
+ * first write (O_APPEND: where the last one ended). The shell's `cmd > f`
+ * closes a duplicate of the descriptor before cmd writes; each close with
+ * new bytes sends them.
  */
 #ifndef RPMAFS_FRAME_H
 #define RPMAFS_FRAME_H
@@ -54,7 +56,8 @@ void frame_delete(struct frame **frame_ptr);
  * slot size). Returns 0, or:
  *	-EFBIG    the message would go over limit: it is abandoned, and every
  *	          write until the next frame_take fails the same way;
- *	-EINVAL   off is before the message's origin (those bytes were sent);
+ *	-EINVAL   off is before the message's origin (the message began
+ *	          further on, after an earlier close sent what came before);
  *	-ENOBUFS  no pool slot free within the budget.
  */
 int frame_write(struct frame *fr, uint64_t off, bool append, const void *buf, size_t size,

@@ -118,10 +118,14 @@ static void each_take_sends_what_is_new(void **state)
 	assert_int_equal(frame_write(fx->fr, 0, false, "first", 5, SLOT), 0);
 	take_equals(fx, "first", 5);
 	assert_int_equal(frame_take(fx->fr, &slot, &len), 0);
-	/* the descriptor's position continues: the next message starts at 5 */
-	assert_int_equal(frame_write(fx->fr, 5, false, "second", 6, SLOT), 0);
-	assert_int_equal(frame_write(fx->fr, 2, false, "x", 1, SLOT), -EINVAL);
-	take_equals(fx, "second", 6);
+	/* the next message starts at its first write, wherever the offset is */
+	assert_int_equal(frame_write(fx->fr, 7, false, "second", 6, SLOT), 0);
+	assert_int_equal(frame_write(fx->fr, 6, false, "x", 1, SLOT), -EINVAL);
+	assert_int_equal(frame_write(fx->fr, 13, false, "!", 1, SLOT), 0);
+	take_equals(fx, "second!", 7);
+	/* O_APPEND: where the last message ended */
+	assert_int_equal(frame_write(fx->fr, 0, true, "3rd", 3, SLOT), 0);
+	take_equals(fx, "3rd", 3);
 }
 
 static void over_the_limit_abandons_the_message(void **state)
@@ -140,6 +144,7 @@ static void over_the_limit_abandons_the_message(void **state)
 	assert_int_equal(frame_take(fx->fr, &slot, &len), -EMSGSIZE);
 	/* then a fresh message, after the abandoned one */
 	assert_int_equal(frame_write(fx->fr, 100, false, "ok", 2, 150), 0);
+	assert_int_equal(frame_write(fx->fr, 99, false, "no", 2, 150), -EINVAL);
 	take_equals(fx, "ok", 2);
 	/* the limit is also the slot: a larger limit does not overrun it */
 	assert_int_equal(frame_write(fx->fr, 102, false, big, SLOT, UINT32_MAX), 0);

@@ -24,6 +24,7 @@
 #include "mount.h"
 #include "ops.h"
 #include "pool.h"
+#include "setattr.h"
 #include "spool.h"
 #include "status.h"
 #include "workers.h"
@@ -191,44 +192,37 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 {
 	struct mount *m = mount_of(req);
 	struct stat st;
-	bool is_status = false;
+	bool is_status = false, empty_intent = false;
+	int err;
 
-	(void)fi;
 	if (!valid_ino(m, ino)) {
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
 	if (ino != FUSE_ROOT_ID)
 		mount_spool_of(m, ino, &is_status);
-	/*
-	 * Owner and mode are fixed. Truncating a spool file to 0 is how
-	 * `truncate -s 0` and `: >` say "empty message" (sent at release);
-	 * times are accepted so that `touch` works, and ignored: st_mtime and
-	 * st_ctime report the last message and the last completion.
-	 */
-	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
-		handle_note(fi, false, true);
-		fuse_reply_err(req, EPERM);
-		return;
-	}
-	if ((to_set & FUSE_SET_ATTR_SIZE) && (ino == FUSE_ROOT_ID || is_status ||
-		(attr->st_size != 0 && !(fi && handle_of(fi)->frame)))) {
-		handle_note(fi, false, true);
-		fuse_reply_err(req, ino == FUSE_ROOT_ID ? EISDIR : EPERM);
-		return;
-	}
-	/* ftruncate(fd, n) through a file-framed handle: the message is n bytes */
-	if ((to_set & FUSE_SET_ATTR_SIZE) && fi && handle_of(fi)->frame) {
-		int err = framed_truncate(handle_of(fi), attr->st_size);
+	if (ino == FUSE_ROOT_ID || is_status) {
+		/* only times: touch works, and they are ignored */
+		err = to_set & FUSE_SET_ATTR_SIZE ? (is_status ? EPERM : EISDIR) :
+			to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID) ?
+			EPERM : 0;
+	} else {
+		struct spool_stats ss;
+		struct setattr_what w = {.to_set = to_set, .attr = attr,
+			.caller = fuse_req_ctx(req)->uid, .owner = m->uid, .group = m->gid,
+			.fh = fi ? handle_of(fi) : NULL};
 
-		if (err) {
-			handle_note(fi, false, true);
-			fuse_reply_err(req, err);
-			return;
-		}
+		spool_stats_get(mount_spool_of(m, ino, &is_status), &ss);
+		w.length = (off_t)ss.bytes_confirmed;
+		err = setattr_spool(&w, &empty_intent);
+	}
+	if (err) {
+		handle_note(fi, false, true);
+		fuse_reply_err(req, err);
+		return;
 	}
 	/* ftruncate(fd, 0) through an open spool file: "send nothing" */
-	if ((to_set & FUSE_SET_ATTR_SIZE) && attr->st_size == 0)
+	if (empty_intent)
 		handle_note(fi, true, false);
 	fill_attr(m, ino, &st);
 	fuse_reply_attr(req, &st, attr_timeout(m, ino));

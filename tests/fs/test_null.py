@@ -45,7 +45,13 @@ def body(work):
     expect_errno(lambda: os.rename(spool.file("alpha"), spool.file("zeta")), errno.EPERM, "rename")
     expect_errno(lambda: os.symlink("x", os.path.join(m, "l")), errno.EPERM, "symlink")
     expect_errno(lambda: os.link(spool.file("alpha"), os.path.join(m, "h")), errno.EPERM, "link")
-    expect_errno(lambda: os.chmod(spool.file("alpha"), 0o600), errno.EPERM, "chmod")
+    # chmod by the owner is accepted and ignored (cp -p, install -m: design.md §4.7);
+    # chown to another owner is not
+    os.chmod(spool.file("alpha"), 0o600)
+    check(os.stat(spool.file("alpha")).st_mode & 0o777 == 0o200, "chmod changed the mode")
+    os.chown(spool.file("alpha"), os.getuid(), os.getgid())
+    expect_errno(lambda: os.chown(spool.file("alpha"), os.getuid() + 1, -1), errno.EPERM,
+                 "chown to another user")
     expect_errno(lambda: os.truncate(spool.file("alpha"), 5), errno.EPERM, "truncate to 5")
     expect_errno(lambda: open(spool.file("alpha"), "rb"), errno.EACCES, "open for reading")
     expect_errno(lambda: open(spool.file("alpha"), "r+b"), errno.EACCES, "open read-write")

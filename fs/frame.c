@@ -25,7 +25,7 @@ struct frame {
 void frame_budget_init(struct frame_budget *b, unsigned slots)
 {
 	atomic_init(&b->held, 0);
-	b->max = slots / 2 ? slots / 2 : 1;
+	b->max = slots > 1 ? slots - 1 : 1;
 }
 
 int frame_new(struct pool *pool, struct frame_budget *budget, struct frame **frame_ptr)

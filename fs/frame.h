@@ -11,10 +11,14 @@
  * and gives it to the message at close (frame_take), or back to the pool.
  *
  * Slots are shared with write framing and with the FUSE workers, so the
- * frames assembling at once are bounded by a frame_budget: half the
- * message slots (at least one). A write that would need one more gets
- * ENOBUFS, never a wait (the worker holding the FUSE turn must not sleep on
- * a slot that only a later request can give back).
+ * frames assembling at once are bounded by a frame_budget: all message
+ * slots but one (at least one), so that write-framed messages always have
+ * a slot to cycle through. A write that would need one more gets ENOBUFS,
+ * never a wait (the worker holding the FUSE turn must not sleep on a slot
+ * that only a later request -- a close -- can give back). Frames take no
+ * memory beyond the pool, which memlock.c fits in RLIMIT_MEMLOCK: an
+ * ordinary user's default mount (3 slots + 4 workers in 8 MiB) assembles
+ * 2 file messages at once.
  *
  * Offsets are file offsets. A frame's message starts at its origin: 0 for
  * the first message of an open file (so a seek before the first write
@@ -40,7 +44,7 @@ struct frame_budget {
 	unsigned max;
 };
 
-/* frame_budget_init -- half of slots message slots, at least 1 */
+/* frame_budget_init -- slots - 1 of the pool's message slots, at least 1 */
 void frame_budget_init(struct frame_budget *b, unsigned slots);
 
 /* frame_new -- an empty frame whose slots come from pool within budget; 0 or -ENOMEM */

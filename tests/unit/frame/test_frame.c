@@ -27,7 +27,7 @@ static int setup(void **state)
 
 	memset(&fx, 0, sizeof(fx));
 	assert_int_equal(pool_new(4, SLOT, &fx.pool), 0);
-	frame_budget_init(&fx.budget, 4);
+	frame_budget_init(&fx.budget, 3);
 	assert_int_equal(frame_new(fx.pool, &fx.budget, &fx.fr), 0);
 	*state = &fx;
 	return 0;
@@ -58,15 +58,15 @@ static void take_equals(struct fx *fx, const void *want, uint32_t want_len)
 	pool_put(fx->pool, slot);
 }
 
-static void budget_is_half_the_slots(void **state)
+static void budget_leaves_one_slot(void **state)
 {
 	struct frame_budget b;
 
 	(void)state;
 	frame_budget_init(&b, 16);
-	assert_int_equal(b.max, 8);
+	assert_int_equal(b.max, 15);
 	frame_budget_init(&b, 3);
-	assert_int_equal(b.max, 1);
+	assert_int_equal(b.max, 2);
 	frame_budget_init(&b, 1);
 	assert_int_equal(b.max, 1);
 }
@@ -176,7 +176,7 @@ static void the_budget_bounds_frames_holding_slots(void **state)
 	unsigned slot;
 	uint32_t len;
 
-	/* 4 slots: 2 frames at once */
+	/* a budget of 3 slots: 2 frames at once */
 	assert_int_equal(frame_new(fx->pool, &fx->budget, &other), 0);
 	assert_int_equal(frame_new(fx->pool, &fx->budget, &third), 0);
 	assert_int_equal(frame_write(fx->fr, 0, false, "a", 1, SLOT), 0);
@@ -195,7 +195,7 @@ static void the_budget_bounds_frames_holding_slots(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(budget_is_half_the_slots),
+		cmocka_unit_test(budget_leaves_one_slot),
 		cmocka_unit_test_setup_teardown(sequential_writes_are_one_message, setup, teardown),
 		cmocka_unit_test_setup_teardown(holes_are_zeros_and_overwrites_land, setup,
 			teardown),

@@ -15,6 +15,7 @@ enum key_id {
 	KEY_LOG_LEVEL,
 	KEY_MAX_MESSAGE,
 	KEY_SLOTS,
+	KEY_DRAFTS,
 	KEY_ADDRESS,
 	KEY_PORT,
 	KEY_TYPE,
@@ -37,6 +38,7 @@ static const struct key_def {
 	[KEY_LOG_LEVEL] = {"log_level", IN_GLOBAL},
 	[KEY_MAX_MESSAGE] = {"max_message", IN_GLOBAL | IN_PEER},
 	[KEY_SLOTS] = {"slots", IN_GLOBAL},
+	[KEY_DRAFTS] = {"drafts", IN_GLOBAL},
 	[KEY_ADDRESS] = {"address", IN_PEER},
 	[KEY_PORT] = {"port", IN_GLOBAL | IN_PEER},
 	[KEY_TYPE] = {"type", IN_GLOBAL | IN_PEER},
@@ -51,7 +53,7 @@ static const struct key_def {
 	"address, port, type, mode, framing, completion, max_message, send_timeout_ms and " \
 	"connect_timeout_ms"
 #define GLOBAL_KEYS                                                                           \
-	"log_level, max_message, slots, and the peer defaults port, type, mode, framing, completion, " \
+	"log_level, max_message, slots, drafts, and the peer defaults port, type, mode, framing, completion, " \
 	"send_timeout_ms and connect_timeout_ms"
 
 struct choice {
@@ -300,6 +302,9 @@ static void apply_entry(const struct where *w, int id, const char *v, struct rpm
 		if (get_number(w, v, RPMAFS_CFG_SLOTS_MIN, RPMAFS_CFG_SLOTS_MAX, "", &cfg->slots) == 0)
 			cfg->slots_set = true;
 		break;
+	case KEY_DRAFTS:
+		get_number(w, v, 0, RPMAFS_CFG_DRAFTS_MAX, "", &cfg->drafts);
+		break;
 	case KEY_MAX_MESSAGE:
 		if (get_message_size(w, v, &peer->max_message) == 0 && global)
 			cfg->max_message = peer->max_message;
@@ -404,6 +409,7 @@ void cfg_apply_keys(const struct cfg_scan *scan, const dictionary *d, struct rpm
 	cfg->log_level = LOG_NOTICE;
 	cfg->max_message = RPMAFS_CFG_MAX_MESSAGE_LIMIT;
 	cfg->slots = RPMAFS_CFG_DEFAULT_SLOTS;
+	cfg->drafts = RPMAFS_CFG_DEFAULT_DRAFTS;
 
 	/* [rpmafs] first, wherever it is: it holds the defaults of every peer */
 	global = cfg_scan_section(scan, CFG_GLOBAL_SECTION);

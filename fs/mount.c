@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "devices.h"
+#include "draft.h"
 #include "log.h"
 #include "loop.h"
 #include "memlock.h"
@@ -97,6 +98,9 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 		return 1;
 	}
 	if (devices_new(m->pool, &m->devices) || loop_new(mount_tick, m, &m->loop))
+		goto nomem;
+	/* inodes far above the spools' (and whatever else the root holds) */
+	if (drafts_new(m->cfg->drafts, DRAFT_BUDGET, DRAFT_FIRST_INO, &m->drafts))
 		goto nomem;
 	m->env = (struct spool_env){.pool = m->pool, .loop = m->loop, .devices = m->devices,
 		.nworkers = m->nworkers};
@@ -231,6 +235,7 @@ void mount_teardown(struct mount *m)
 	free(m->spools);
 	m->spools = NULL;
 	m->nspools = 0;
+	drafts_delete(&m->drafts);
 	loop_delete(&m->loop);
 	devices_delete(&m->devices);
 	pool_delete(&m->pool);

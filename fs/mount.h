@@ -20,6 +20,7 @@
 #include "frame.h"
 #include "spool.h"
 
+struct drafts;
 struct loop;
 struct workers;
 
@@ -34,6 +35,7 @@ struct mount {
 	bool loop_running;
 	struct spool_env env;	/* what every spool shares */
 	struct frame_budget frames; /* pool slots file messages may hold (frame.h) */
+	struct drafts *drafts;	/* files for write-then-rename (draft.h) */
 
 	unsigned nspools;
 	struct spool *spools;

@@ -65,6 +65,9 @@ void replies_send(struct replies *rs)
 	while (r) {
 		struct reply *next = r->next;
 
+		if (r->msg && r->msg->answered)
+			r->msg->answered(r->msg->answered_ctx, r->msg->answered_arg,
+				r->write ? 0 : r->err);
 		if (r->write)
 			fuse_reply_write(r->req, r->size);
 		else

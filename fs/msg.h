@@ -53,6 +53,10 @@ struct msg {
 	uint64_t deadline_ms;	/* while pending: fail with ENOTCONN after this */
 	uint64_t posted_ms;	/* when it was posted (monotonic) */
 	struct reply reply;	/* the reply it owes, once collected */
+	/* called with the outcome just before its reply is sent (NULL: none) */
+	void (*answered)(void *ctx, uint64_t arg, int err);
+	void *answered_ctx;
+	uint64_t answered_arg;
 	atomic_uint holds;	/* the spool's, and its reply's until sent */
 };
 

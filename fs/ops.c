@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "draftops.h"
 #include "framed.h"
 #include "log.h"
 #include "mount.h"
@@ -271,6 +272,10 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			break;
 		used += len;
 	}
+	/* then the drafts (draftops.c), offsets after the spools' */
+	if (n >= total)
+		used += draftops_readdir(req, m, buf + used, size - used, (unsigned)(n - total),
+			total);
 	fuse_reply_buf(req, buf, used);
 	free(buf);
 }

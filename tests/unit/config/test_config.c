@@ -209,6 +209,7 @@ static void test_minimal_defaults(void **state)
 	assert_int_equal(cfg->log_level, LOG_NOTICE);
 	assert_int_equal(cfg->max_message, 1048576);
 	assert_int_equal(cfg->slots, 16);
+	assert_int_equal(cfg->drafts, 64);
 	assert_int_equal(cfg->npeers, 1);
 	assert_string_equal(p->name, "alpha");
 	assert_string_equal(p->address, "192.168.77.2");
@@ -260,6 +261,7 @@ static void test_global_keys_and_peer_defaults(void **state)
 					     "[rpmafs]\n" /* after a peer: still its defaults */
 					     "log_level = debug\n"
 					     "slots = 64\n"
+					     "drafts = 9\n"
 					     "max_message = 256K\n"
 					     "port = 7400\n"
 					     "type = null\n"
@@ -282,6 +284,7 @@ static void test_global_keys_and_peer_defaults(void **state)
 
 	assert_int_equal(cfg->log_level, LOG_DEBUG);
 	assert_int_equal(cfg->slots, 64);
+	assert_int_equal(cfg->drafts, 9);
 	assert_int_equal(cfg->max_message, 256 * 1024);
 	assert_int_equal(cfg->npeers, 2);
 
@@ -692,7 +695,7 @@ static void test_unknown_keys(void **state)
 	peer_line_bad(fx, "colour = blue", "colour", "unknown key; a peer's keys are");
 	peer_line_bad(fx, "max message = 4K", "max message", "unknown key");
 	assert_one_problem(fx, "[rpmafs]\nlog-level = info\n[a]\naddress = h\n",
-		":2: [rpmafs] log-level: unknown key (did you mean log_level?); [rpmafs] takes log_level, max_message, slots, and the peer defaults port, type, mode, framing, completion, send_timeout_ms and connect_timeout_ms");
+		":2: [rpmafs] log-level: unknown key (did you mean log_level?); [rpmafs] takes log_level, max_message, slots, drafts, and the peer defaults port, type, mode, framing, completion, send_timeout_ms and connect_timeout_ms");
 	/* a key before any section */
 	err = load_bad(fx, "port = 7204\n[a]\naddress = h\n");
 	assert_int_equal(count_lines(err), 1);

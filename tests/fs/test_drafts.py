@@ -57,6 +57,8 @@ def body(work):
     check(not os.path.exists(tmp) and root_xattr(m, "drafts") == 0, "draft left after replace")
 
     # rsync (temporary file + rename), onto each framing: one message each
+    if not shutil.which("rsync"):
+        fail("rsync is not installed (tools/install-deps installs it)")
     for peer in ("alpha", "filed"):
         before = settled(spool, peer)
         for args in (["rsync", src, spool.file(peer)], ["rsync", "-a", src, spool.file(peer)]):

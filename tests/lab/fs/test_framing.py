@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""framing = file (docs/design.md §4.6): what a tool writes through one open
+"""framing = file (docs/design.md §4.6) and drafts (§4.8): what a tool writes through one open
 file up to close(2) arrives as one message with the file's bytes, whatever
 the tool's buffer size; holes are zeros; over the limit nothing is sent and
 write and close fail; two writers at once give two whole messages; sync
@@ -66,6 +66,11 @@ def body(work):
         ("beta", "seq 1 20000 > beta", ["".join("%d\n" % i for i in range(1, 20001)).encode()]),
         ("gamma", "dd if=%s of=gamma bs=100000 status=none" % src_path,
          [src[:100000], src[100000:200000], src[200000:]]),
+        # drafts (design.md §4.8): write-then-rename, one message whatever the framing
+        ("alpha", "rsync -I %s alpha" % src_path, [src]),
+        ("gamma", "rsync -I -a %s gamma" % src_path, [src]),
+        ("beta", "python3 -c 'import os, tempfile; fd, p = tempfile.mkstemp(dir=\".\"); "
+         "os.write(fd, b\"replaced\"); os.close(fd); os.replace(p, \"beta\")'", [b"replaced"]),
     ]
     for _, cmd, _ in steps:
         spool.sh(cmd)
@@ -127,12 +132,14 @@ def body(work):
         check(st["framing"] == ("write" if peer == "gamma" else "file"),
               "%s framing %s" % (peer, st["framing"]))
         if peer == "gamma":
-            check(st["payload_copies"] == 0, "write framing copied %s" % st["payload_copies"])
+            # write framing copies nothing; the rsync draft was copied once
+            check(st["payload_copies"] == 1, "gamma copied %s" % st["payload_copies"])
         else:
-            # one copy per file message (0-byte ones are not copied)
+            # one copy per file message or draft (0-byte ones are not copied)
             check(st["payload_copies"] == sum(1 for m in got if m) + (2 if peer == "alpha" else 0),
                   "%s payload_copies %s" % (peer, st["payload_copies"]))
     check(spool.status("alpha")["refused"] == 2, "alpha refused %s" % spool.status("alpha")["refused"])
+    check(os.getxattr(spool.mnt, "user.rpma.drafts") == b"0", "drafts left in the mount")
     check(spool.unmount() == 0, "rpmafs exit status")
 
 

@@ -19,7 +19,7 @@ struct frame {
 	bool placed;	 /* origin is known: 0 at first, then the first write's offset */
 	uint64_t len;	 /* the furthest end written, from origin */
 	bool dirty;	 /* written since the last take */
-	bool abandoned;	 /* went over the limit: nothing of it is sent */
+	int failed;	 /* a write failed: the errno close returns; nothing of it is sent */
 };
 
 void frame_budget_init(struct frame_budget *b, unsigned slots)
@@ -87,21 +87,32 @@ static uint64_t cap(const struct frame *fr, uint32_t limit)
 	return limit < slot ? limit : slot;
 }
 
+/*
+ * the message is abandoned: err is what its writes fail with from now on,
+ * and close gets the same (EMSGSIZE for EFBIG: the message was too large)
+ */
+static int abandon_locked(struct frame *fr, int err)
+{
+	fr->failed = err == EFBIG ? EMSGSIZE : err;
+	put_slot(fr);
+	return -err;
+}
+
+/* what a write to an abandoned message fails with */
+static int failed_errno(const struct frame *fr)
+{
+	return fr->failed == EMSGSIZE ? EFBIG : fr->failed;
+}
+
 /* make the message end (from origin) at least at end: zeros in between */
 static int extend_locked(struct frame *fr, uint64_t end, uint32_t limit)
 {
-	int ret;
-
-	if (fr->abandoned)
-		return -EFBIG;
-	if (end > cap(fr, limit)) {
-		fr->abandoned = true;
-		put_slot(fr);
-		return -EFBIG;
-	}
-	ret = get_slot(fr);
-	if (ret)
-		return ret;
+	if (fr->failed)
+		return -failed_errno(fr);
+	if (end > cap(fr, limit))
+		return abandon_locked(fr, EFBIG);
+	if (get_slot(fr))
+		return abandon_locked(fr, ENOBUFS);
 	if (end > fr->len) {
 		memset((char *)pool_slot_ptr(fr->pool, fr->slot) + fr->len, 0, end - fr->len);
 		fr->len = end;
@@ -122,18 +133,21 @@ int frame_write(struct frame *fr, uint64_t off, bool append, const void *buf, si
 		fr->origin = off;
 		fr->placed = true;
 	}
-	if (off < fr->origin) {
+	if (fr->failed) {
+		ret = -failed_errno(fr);
 		pthread_mutex_unlock(&fr->lock);
-		return -EINVAL;
+		return ret;
+	}
+	if (off < fr->origin) {
+		ret = abandon_locked(fr, EINVAL);
+		pthread_mutex_unlock(&fr->lock);
+		return ret;
 	}
 	at = off - fr->origin;
 	/* zeros only for the gap; the written bytes overwrite their part */
 	ret = extend_locked(fr, at > fr->len ? at : fr->len, limit);
-	if (!ret && at + size > cap(fr, limit)) {
-		fr->abandoned = true;
-		put_slot(fr);
-		ret = -EFBIG;
-	}
+	if (!ret && at + size > cap(fr, limit))
+		ret = abandon_locked(fr, EFBIG);
 	if (!ret) {
 		memcpy((char *)pool_slot_ptr(fr->pool, fr->slot) + at, buf, size);
 		if (at + size > fr->len)
@@ -150,8 +164,10 @@ int frame_resize(struct frame *fr, uint64_t size, uint32_t limit)
 
 	pthread_mutex_lock(&fr->lock);
 	fr->placed = true;
-	if (size < fr->origin) {
-		ret = -EINVAL;
+	if (fr->failed) {
+		ret = -failed_errno(fr);
+	} else if (size < fr->origin) {
+		ret = abandon_locked(fr, EINVAL);
 	} else if (size - fr->origin < fr->len) {
 		fr->len = size - fr->origin;
 		fr->dirty = true;
@@ -169,8 +185,8 @@ int frame_take(struct frame *fr, unsigned *slot, uint32_t *len)
 	int ret = 0;
 
 	pthread_mutex_lock(&fr->lock);
-	if (fr->abandoned) {
-		ret = -EMSGSIZE;
+	if (fr->failed) {
+		ret = -fr->failed;
 		put_slot(fr);
 	} else if (fr->dirty && fr->len) {
 		ret = 1;
@@ -184,11 +200,19 @@ int frame_take(struct frame *fr, unsigned *slot, uint32_t *len)
 		fr->origin += fr->len;
 		fr->placed = false;
 		fr->len = 0;
-		fr->abandoned = false;
+		fr->failed = 0;
 	}
 	fr->dirty = false;
 	pthread_mutex_unlock(&fr->lock);
 	return ret;
+}
+
+void frame_abandon(struct frame *fr, int err)
+{
+	pthread_mutex_lock(&fr->lock);
+	if (!fr->failed)
+		abandon_locked(fr, err);
+	pthread_mutex_unlock(&fr->lock);
 }
 
 uint32_t frame_pending(struct frame *fr)
@@ -196,7 +220,7 @@ uint32_t frame_pending(struct frame *fr)
 	uint32_t n;
 
 	pthread_mutex_lock(&fr->lock);
-	n = fr->abandoned || !fr->dirty ? 0 : (uint32_t)fr->len;
+	n = fr->failed || !fr->dirty ? 0 : (uint32_t)fr->len;
 	pthread_mutex_unlock(&fr->lock);
 	return n;
 }

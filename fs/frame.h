@@ -58,11 +58,12 @@ void frame_delete(struct frame **frame_ptr);
  * end of what the frame holds, whatever off says); the gap before them, if
  * any, reads as zeros. limit is the message limit in force (capped at the
  * slot size). Returns 0, or:
- *	-EFBIG    the message would go over limit: it is abandoned, and every
- *	          write until the next frame_take fails the same way;
+ *	-EFBIG    the message would go over limit;
  *	-EINVAL   off is before the message's origin (the message began
  *	          further on, after an earlier close sent what came before);
  *	-ENOBUFS  no pool slot free within the budget.
+ * A failed write abandons the message (nothing partial is ever sent):
+ * every later write fails the same way until frame_take reports it.
  */
 int frame_write(struct frame *fr, uint64_t off, bool append, const void *buf, size_t size,
 	uint32_t limit);
@@ -70,18 +71,22 @@ int frame_write(struct frame *fr, uint64_t off, bool append, const void *buf, si
 /*
  * frame_resize -- ftruncate(fd, size) through the open file: the message
  * becomes size - origin bytes (zeros added at the end). 0, -EINVAL (size
- * before the origin), -EFBIG (over limit: abandoned), -ENOBUFS.
+ * before the origin), -EFBIG (over limit), -ENOBUFS; failures abandon it.
  */
 int frame_resize(struct frame *fr, uint64_t size, uint32_t limit);
 
 /*
  * frame_take -- at close: 1 with *slot and *len set (the caller owns the
  * slot, which holds the message at pool_slot_ptr(pool, *slot)); 0 when
- * nothing was written since the last take; -EMSGSIZE when the message was
- * abandoned (nothing of it is sent). The next message starts where this
- * one ended.
+ * nothing was written since the last take; when the message was abandoned
+ * (nothing of it is sent), the negative errno close returns: -EMSGSIZE
+ * (over the limit), -ENOBUFS, -EINVAL, or the err of frame_abandon. The
+ * next message starts at its first write.
  */
 int frame_take(struct frame *fr, unsigned *slot, uint32_t *len);
+
+/* frame_abandon -- a write failed outside the frame (err, e.g. EIO): send nothing of it */
+void frame_abandon(struct frame *fr, int err);
 
 /* frame_pending -- bytes written and not taken yet (0 also when abandoned) */
 uint32_t frame_pending(struct frame *fr);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "frame.h"
 #include "framed.h"
@@ -34,7 +35,9 @@ void framed_write(fuse_req_t req, struct handle *fh, const char *buf, size_t siz
 
 	/* marks fh written (no 0-byte message at release) */
 	err = spool_write_check(sp, fh, 0, false);
-	if (!err)
+	if (err)
+		frame_abandon(fh->frame, err); /* nothing partial: not even without this write */
+	else
 		err = -frame_write(fh->frame, (uint64_t)off, (fh->flags & O_APPEND) != 0, buf, size,
 			limit_of(sp));
 	if (err == ENOBUFS)
@@ -58,11 +61,15 @@ void framed_flush(fuse_req_t req, struct handle *fh, struct pool *pool)
 	/* an earlier message's async failure is this close's answer, once */
 	err = spool_take_error(sp, fh, NULL);
 	ret = frame_take(fh->frame, &slot, &len);
-	if (ret == -EMSGSIZE) {
-		log_warn("%s: file message over the limit of %u bytes: nothing sent",
-			sp->cfg->name, limit_of(sp));
+	if (ret < 0) {
+		if (ret == -EMSGSIZE)
+			log_warn("%s: file message over the limit of %u bytes: nothing sent",
+				sp->cfg->name, limit_of(sp));
+		else
+			log_warn("%s: file message not sent: a write to it failed (%s)",
+				sp->cfg->name, strerror(-ret));
 		spool_refuse(sp);
-		fuse_reply_err(req, err ? err : EMSGSIZE);
+		fuse_reply_err(req, err ? err : -ret);
 		return;
 	}
 	if (ret == 0) {

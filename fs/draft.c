@@ -104,8 +104,8 @@ int drafts_create(struct drafts *d, const char *name, uid_t uid, gid_t gid, mode
 				dr = &d->d[i];
 		dr->used = true;
 		strcpy(dr->name, name);
-		dr->attr = (struct draft_attr){.ino = d->next_ino++, .uid = uid, .gid = gid,
-			.mode = mode & 07777};
+		dr->attr = (struct draft_attr){
+			.ino = d->next_ino++, .uid = uid, .gid = gid, .mode = mode & 07777};
 		clock_gettime(CLOCK_REALTIME, &dr->attr.mtime);
 		dr->attr.ctime = dr->attr.mtime;
 		d->count++;
@@ -299,8 +299,7 @@ int drafts_entry(struct drafts *d, unsigned i, char *name, uint64_t *ino)
 	return ret;
 }
 
-void drafts_usage(struct drafts *d, unsigned *count, size_t *bytes, unsigned *max,
-	size_t *budget)
+void drafts_usage(struct drafts *d, unsigned *count, size_t *bytes, unsigned *max, size_t *budget)
 {
 	pthread_mutex_lock(&d->lock);
 	*count = d->count;

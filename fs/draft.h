@@ -102,7 +102,6 @@ ssize_t drafts_copy_out(struct drafts *d, const char *name, void *dst, size_t ca
 int drafts_entry(struct drafts *d, unsigned i, char *name, uint64_t *ino);
 
 /* drafts_usage -- the drafts now, their bytes, and the limits */
-void drafts_usage(struct drafts *d, unsigned *count, size_t *bytes, unsigned *max,
-	size_t *budget);
+void drafts_usage(struct drafts *d, unsigned *count, size_t *bytes, unsigned *max, size_t *budget);
 
 #endif /* RPMAFS_DRAFT_H */

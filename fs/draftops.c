@@ -69,8 +69,8 @@ static void to_stat(const struct draft_attr *a, struct stat *st)
 
 static void reply_entry(fuse_req_t req, const struct draft_attr *a)
 {
-	struct fuse_entry_param e = {.ino = a->ino, .attr_timeout = DRAFT_TIMEOUT,
-		.entry_timeout = DRAFT_TIMEOUT};
+	struct fuse_entry_param e = {
+		.ino = a->ino, .attr_timeout = DRAFT_TIMEOUT, .entry_timeout = DRAFT_TIMEOUT};
 
 	to_stat(a, &e.attr);
 	fuse_reply_entry(req, &e);
@@ -111,8 +111,8 @@ static void d_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 }
 
-static void d_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
-	struct fuse_file_info *fi)
+static void d_setattr(
+	fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
 {
 	struct draft_attr a;
 	struct timespec now, *mtime = NULL;
@@ -160,8 +160,8 @@ static void draft_file_info(struct fuse_file_info *fi)
 	fi->keep_cache = 0;
 }
 
-static void d_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-	struct fuse_file_info *fi)
+static void d_create(
+	fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi)
 {
 	struct mount *m = mount_of(req);
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
@@ -210,8 +210,8 @@ static void d_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_open(req, fi);
 }
 
-static void d_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-	struct fuse_file_info *fi)
+static void d_read(
+	fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	char *buf;
 	ssize_t n;
@@ -339,8 +339,8 @@ static void send_draft(fuse_req_t req, struct mount *m, struct spool *sp, const 
 	msg->answered_ctx = sd;
 	if (n) {
 		msg->slot = slot;
-		msg->offset = (size_t)((char *)pool_slot_ptr(m->pool, slot) -
-			(char *)pool_base(m->pool));
+		msg->offset =
+			(size_t)((char *)pool_slot_ptr(m->pool, slot) - (char *)pool_base(m->pool));
 		msg->len = (uint32_t)n;
 		spool_count_copy(sp);
 	} else {
@@ -385,8 +385,8 @@ static void d_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_i
 	fuse_reply_err(req, -ret);
 }
 
-size_t draftops_readdir(fuse_req_t req, struct mount *m, char *buf, size_t size, unsigned i,
-	off_t base_off)
+size_t draftops_readdir(
+	fuse_req_t req, struct mount *m, char *buf, size_t size, unsigned i, off_t base_off)
 {
 	char name[NAME_MAX + 1];
 	size_t used = 0;
@@ -394,8 +394,8 @@ size_t draftops_readdir(fuse_req_t req, struct mount *m, char *buf, size_t size,
 
 	for (; m->drafts && drafts_entry(m->drafts, i, name, &ino) == 0; i++) {
 		struct stat st = {.st_ino = ino, .st_mode = S_IFREG};
-		size_t len = fuse_add_direntry(req, buf + used, size - used, name, &st,
-			base_off + (off_t)i + 1);
+		size_t len = fuse_add_direntry(
+			req, buf + used, size - used, name, &st, base_off + (off_t)i + 1);
 
 		if (len > size - used)
 			break;

@@ -26,7 +26,7 @@ const struct fuse_lowlevel_ops *draftops_table(const struct fuse_lowlevel_ops *o
  * from index i (0: the first draft) to buf; returns the bytes used. Each
  * entry's offset is base_off + its index + 1.
  */
-size_t draftops_readdir(fuse_req_t req, struct mount *m, char *buf, size_t size, unsigned i,
-	off_t base_off);
+size_t draftops_readdir(
+	fuse_req_t req, struct mount *m, char *buf, size_t size, unsigned i, off_t base_off);
 
 #endif /* RPMAFS_DRAFTOPS_H */

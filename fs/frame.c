@@ -120,8 +120,8 @@ static int extend_locked(struct frame *fr, uint64_t end, uint32_t limit)
 	return 0;
 }
 
-int frame_write(struct frame *fr, uint64_t off, bool append, const void *buf, size_t size,
-	uint32_t limit)
+int frame_write(
+	struct frame *fr, uint64_t off, bool append, const void *buf, size_t size, uint32_t limit)
 {
 	uint64_t at;
 	int ret;

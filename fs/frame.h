@@ -65,8 +65,8 @@ void frame_delete(struct frame **frame_ptr);
  * A failed write abandons the message (nothing partial is ever sent):
  * every later write fails the same way until frame_take reports it.
  */
-int frame_write(struct frame *fr, uint64_t off, bool append, const void *buf, size_t size,
-	uint32_t limit);
+int frame_write(
+	struct frame *fr, uint64_t off, bool append, const void *buf, size_t size, uint32_t limit);
 
 /*
  * frame_resize -- ftruncate(fd, size) through the open file: the message

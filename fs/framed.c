@@ -90,8 +90,8 @@ void framed_flush(fuse_req_t req, struct handle *fh, struct pool *pool)
 	msg->flush = true;
 	msg->sync = fh->sync;
 	msg->slot = slot;
-	msg->offset = (size_t)((const char *)pool_slot_ptr(pool, slot) -
-		(const char *)pool_base(pool));
+	msg->offset =
+		(size_t)((const char *)pool_slot_ptr(pool, slot) - (const char *)pool_base(pool));
 	msg->len = len;
 	/* the bytes were copied once, write by write, into the slot */
 	spool_count_copy(sp);

@@ -24,13 +24,13 @@
 struct handle;
 
 struct setattr_what {
-	int to_set;		/* FUSE_SET_ATTR_* */
+	int to_set;		 /* FUSE_SET_ATTR_* */
 	const struct stat *attr; /* the values asked for */
-	uid_t caller;		/* who asks (fuse_req_ctx) */
-	uid_t owner;		/* the spool file's owner and group */
+	uid_t caller;		 /* who asks (fuse_req_ctx) */
+	uid_t owner;		 /* the spool file's owner and group */
 	gid_t group;
-	off_t length;		/* its st_size now */
-	struct handle *fh;	/* the open file it goes through, or NULL */
+	off_t length;	   /* its st_size now */
+	struct handle *fh; /* the open file it goes through, or NULL */
 };
 
 /*

@@ -148,8 +148,7 @@ static void over_the_limit_abandons_the_message(void **state)
 	assert_int_equal(frame_write(fx->fr, 102, false, big, SLOT, UINT32_MAX), 0);
 	assert_int_equal(frame_take(fx->fr, &slot, &len), 1);
 	pool_put(fx->pool, slot);
-	assert_int_equal(frame_write(fx->fr, 102 + SLOT, false, big, SLOT + 1, UINT32_MAX),
-		-EFBIG);
+	assert_int_equal(frame_write(fx->fr, 102 + SLOT, false, big, SLOT + 1, UINT32_MAX), -EFBIG);
 	assert_int_equal(frame_take(fx->fr, &slot, &len), -EMSGSIZE);
 	/* a hole that takes it over the limit */
 	assert_int_equal(frame_resize(fx->fr, 102 + 2 * SLOT + 1 + 200, 150), -EFBIG);
@@ -222,17 +221,18 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(budget_leaves_one_slot),
 		cmocka_unit_test_setup_teardown(sequential_writes_are_one_message, setup, teardown),
-		cmocka_unit_test_setup_teardown(holes_are_zeros_and_overwrites_land, setup,
-			teardown),
+		cmocka_unit_test_setup_teardown(
+			holes_are_zeros_and_overwrites_land, setup, teardown),
 		cmocka_unit_test_setup_teardown(append_ignores_the_offset, setup, teardown),
 		cmocka_unit_test_setup_teardown(each_take_sends_what_is_new, setup, teardown),
-		cmocka_unit_test_setup_teardown(over_the_limit_abandons_the_message, setup,
-			teardown),
-		cmocka_unit_test_setup_teardown(any_failed_write_abandons_the_message, setup,
-			teardown),
-		cmocka_unit_test_setup_teardown(resize_extends_with_zeros_and_cuts, setup, teardown),
-		cmocka_unit_test_setup_teardown(the_budget_bounds_frames_holding_slots, setup,
-			teardown),
+		cmocka_unit_test_setup_teardown(
+			over_the_limit_abandons_the_message, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			any_failed_write_abandons_the_message, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			resize_extends_with_zeros_and_cuts, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			the_budget_bounds_frames_holding_slots, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

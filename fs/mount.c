@@ -18,6 +18,7 @@
 #include "mount.h"
 #include "nofile.h"
 #include "notify.h"
+#include "openfiles.h"
 #include "pool.h"
 #include "workers.h"
 
@@ -238,8 +239,10 @@ void mount_close(struct mount *m)
 
 void mount_teardown(struct mount *m)
 {
-	for (unsigned i = 0; i < m->nspools; i++)
+	for (unsigned i = 0; i < m->nspools; i++) {
+		openfiles_free(&m->spools[i]);
 		spool_fini(&m->spools[i]);
+	}
 	free(m->spools);
 	m->spools = NULL;
 	m->nspools = 0;

@@ -23,6 +23,7 @@
 #include "framed.h"
 #include "log.h"
 #include "mount.h"
+#include "openfiles.h"
 #include "ops.h"
 #include "pool.h"
 #include "setattr.h"
@@ -324,10 +325,8 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			fuse_reply_err(req, ENOMEM);
 			return;
 		}
-		pthread_mutex_lock(&sp->lock);
-		sp->st.open_handles++;
-		pthread_mutex_unlock(&sp->lock);
 	}
+	openfiles_add(sp, fh);
 	fi->fh = (uint64_t)(uintptr_t)fh;
 	/* one write, one message: never through the page cache */
 	fi->direct_io = 1;
@@ -341,11 +340,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->noflush = is_status || (fh->sync && !fh->frame);
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		/* the opener was interrupted: nobody will release this handle */
-		if (!is_status) {
-			pthread_mutex_lock(&sp->lock);
-			sp->st.open_handles--;
-			pthread_mutex_unlock(&sp->lock);
-		}
+		openfiles_remove(sp, fh);
 		framed_release(fh);
 		free(fh->text);
 		free(fh);
@@ -474,6 +469,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	bool send_empty;
 
 	(void)ino;
+	openfiles_remove(sp, fh);
 	if (fh->text) {
 		free(fh->text);
 		free(fh);
@@ -504,9 +500,6 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		}
 	}
 	framed_release(fh);
-	pthread_mutex_lock(&sp->lock);
-	sp->st.open_handles--;
-	pthread_mutex_unlock(&sp->lock);
 	spool_release(sp, fh);
 	fuse_reply_err(req, 0);
 }

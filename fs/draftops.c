@@ -334,7 +334,8 @@ static void send_draft(fuse_req_t req, struct mount *m, struct spool *sp, const 
 	msg->kind = n ? MSG_DATA : MSG_EMPTY;
 	msg->req = req;
 	msg->flush = true; /* answered 0 or an errno, like a close */
-	msg->sync = sp->cfg->mode == RPMAFS_MODE_SYNC;
+	/* the rename is the draft's close: with close = wait it returns once confirmed */
+	msg->sync = sp->cfg->mode == RPMAFS_MODE_SYNC || sp->cfg->close == RPMAFS_CLOSE_WAIT;
 	msg->answered = draft_answered;
 	msg->answered_ctx = sd;
 	if (n) {

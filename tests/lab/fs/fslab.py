@@ -111,7 +111,9 @@ class Work:
                         sys.stderr.write("---- %s\n%s" % (name, f.read()[-6000:]))
 
 
-_port = 7400 + (os.getpid() % 500) * 2
+# tests run in parallel and meson starts them one after the other (pids
+# close together): room for 8 ports per test before the next pid's range
+_port = 7400 + (os.getpid() % 1000) * 8
 
 
 def next_port():

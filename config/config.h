@@ -32,6 +32,8 @@
 #define RPMAFS_CFG_DEFAULT_SLOTS 16
 #define RPMAFS_CFG_SLOTS_MIN 2
 #define RPMAFS_CFG_SLOTS_MAX 1024
+#define RPMAFS_CFG_DEFAULT_DRAFTS 64
+#define RPMAFS_CFG_DRAFTS_MAX 4096
 #define RPMAFS_CFG_DEFAULT_SEND_TIMEOUT_MS 5000
 #define RPMAFS_CFG_SEND_TIMEOUT_MS_MAX 3600000
 #define RPMAFS_CFG_DEFAULT_CONNECT_TIMEOUT_MS 1000
@@ -43,6 +45,11 @@
 enum rpmafs_mode {
 	RPMAFS_MODE_ASYNC, /* write returns once the message is posted */
 	RPMAFS_MODE_SYNC,  /* write returns after the send's completion */
+};
+
+enum rpmafs_framing {
+	RPMAFS_FRAMING_WRITE, /* each write(2) is one message */
+	RPMAFS_FRAMING_FILE,  /* what one open file gets up to close(2) is one message */
 };
 
 enum rpmafs_peer_type {
@@ -78,6 +85,8 @@ struct rpmafs_peer_cfg {
 	enum rpmafs_peer_type type;
 	/* default async */
 	enum rpmafs_mode mode;
+	/* default write */
+	enum rpmafs_framing framing;
 	/* default always */
 	enum rpmafs_completion completion;
 	/* default auto (the key not given) */
@@ -103,6 +112,8 @@ struct rpmafs_cfg {
 	uint32_t slots;
 	/* slots was set in the file (else rpmafs may size the pool to RLIMIT_MEMLOCK) */
 	bool slots_set;
+	/* drafts (write-then-rename files) at once: 0 .. 4096, default 64; 0: none */
+	uint32_t drafts;
 	/* at least 1 */
 	size_t npeers;
 	/* in file order */

@@ -69,6 +69,7 @@ static void check_loaded(const struct rpmafs_cfg *cfg)
 		CHECK(strpbrk(p->address, " \t\r\n;#\"'[]") == NULL);
 		CHECK(p->port >= 1);
 		CHECK(p->mode == RPMAFS_MODE_ASYNC || p->mode == RPMAFS_MODE_SYNC);
+		CHECK(p->framing == RPMAFS_FRAMING_WRITE || p->framing == RPMAFS_FRAMING_FILE);
 		CHECK(p->completion == RPMAFS_COMPLETION_ALWAYS ||
 			p->completion == RPMAFS_COMPLETION_ON_ERROR);
 		CHECK(p->max_message >= 1 && p->max_message <= RPMAFS_CFG_MAX_MESSAGE_LIMIT);

@@ -15,6 +15,7 @@ enum key_id {
 	KEY_LOG_LEVEL,
 	KEY_MAX_MESSAGE,
 	KEY_SLOTS,
+	KEY_DRAFTS,
 	KEY_ADDRESS,
 	KEY_PORT,
 	KEY_TYPE,
@@ -24,6 +25,7 @@ enum key_id {
 	KEY_CONNECT_TIMEOUT_MS,
 	KEY_CONFIRM,
 	KEY_CLOSE,
+	KEY_FRAMING,
 	KEY_COUNT,
 };
 
@@ -38,6 +40,7 @@ static const struct key_def {
 	[KEY_LOG_LEVEL] = {"log_level", IN_GLOBAL},
 	[KEY_MAX_MESSAGE] = {"max_message", IN_GLOBAL | IN_PEER},
 	[KEY_SLOTS] = {"slots", IN_GLOBAL},
+	[KEY_DRAFTS] = {"drafts", IN_GLOBAL},
 	[KEY_ADDRESS] = {"address", IN_PEER},
 	[KEY_PORT] = {"port", IN_GLOBAL | IN_PEER},
 	[KEY_TYPE] = {"type", IN_GLOBAL | IN_PEER},
@@ -47,14 +50,15 @@ static const struct key_def {
 	[KEY_CONNECT_TIMEOUT_MS] = {"connect_timeout_ms", IN_GLOBAL | IN_PEER},
 	[KEY_CONFIRM] = {"confirm", IN_GLOBAL | IN_PEER},
 	[KEY_CLOSE] = {"close", IN_GLOBAL | IN_PEER},
+	[KEY_FRAMING] = {"framing", IN_GLOBAL | IN_PEER},
 };
 
 #define PEER_KEYS                                                                  \
-	"address, port, type, mode, completion, confirm, close, max_message, " \
+	"address, port, type, mode, framing, completion, confirm, close, max_message, " \
 	"send_timeout_ms and connect_timeout_ms"
-#define GLOBAL_KEYS                                                                           \
-	"log_level, max_message, slots, and the peer defaults port, type, mode, completion, " \
-	"confirm, close, send_timeout_ms and connect_timeout_ms"
+#define GLOBAL_KEYS                                                                  \
+	"log_level, max_message, slots, drafts, and the peer defaults port, type, mode, " \
+	"framing, completion, confirm, close, send_timeout_ms and connect_timeout_ms"
 
 struct choice {
 	const char *name;
@@ -79,6 +83,12 @@ static const struct choice peer_types[] = {
 static const struct choice modes[] = {
 	{"async", RPMAFS_MODE_ASYNC},
 	{"sync", RPMAFS_MODE_SYNC},
+	{NULL, 0},
+};
+
+static const struct choice framings[] = {
+	{"write", RPMAFS_FRAMING_WRITE},
+	{"file", RPMAFS_FRAMING_FILE},
 	{NULL, 0},
 };
 
@@ -308,6 +318,9 @@ static void apply_entry(const struct where *w, int id, const char *v, struct rpm
 		if (get_number(w, v, RPMAFS_CFG_SLOTS_MIN, RPMAFS_CFG_SLOTS_MAX, "", &cfg->slots) == 0)
 			cfg->slots_set = true;
 		break;
+	case KEY_DRAFTS:
+		get_number(w, v, 0, RPMAFS_CFG_DRAFTS_MAX, "", &cfg->drafts);
+		break;
 	case KEY_MAX_MESSAGE:
 		if (get_message_size(w, v, &peer->max_message) == 0 && global)
 			cfg->max_message = peer->max_message;
@@ -333,6 +346,10 @@ static void apply_entry(const struct where *w, int id, const char *v, struct rpm
 	case KEY_MODE:
 		if (get_choice(w, v, modes, &c) == 0)
 			peer->mode = (enum rpmafs_mode)c;
+		break;
+	case KEY_FRAMING:
+		if (get_choice(w, v, framings, &c) == 0)
+			peer->framing = (enum rpmafs_framing)c;
 		break;
 	case KEY_COMPLETION:
 		if (get_choice(w, v, completions, &c) == 0)
@@ -401,6 +418,7 @@ void cfg_apply_keys(const struct cfg_scan *scan, const dictionary *d, struct rpm
 		.port = RPMAFS_CFG_DEFAULT_PORT,
 		.type = RPMAFS_PEER_RDMA,
 		.mode = RPMAFS_MODE_ASYNC,
+		.framing = RPMAFS_FRAMING_WRITE,
 		.completion = RPMAFS_COMPLETION_ALWAYS,
 		.confirm = RPMAFS_CONFIRM_AUTO,
 		.close = RPMAFS_CLOSE_WAIT,
@@ -417,6 +435,7 @@ void cfg_apply_keys(const struct cfg_scan *scan, const dictionary *d, struct rpm
 	cfg->log_level = LOG_NOTICE;
 	cfg->max_message = RPMAFS_CFG_MAX_MESSAGE_LIMIT;
 	cfg->slots = RPMAFS_CFG_DEFAULT_SLOTS;
+	cfg->drafts = RPMAFS_CFG_DEFAULT_DRAFTS;
 
 	/* [rpmafs] first, wherever it is: it holds the defaults of every peer */
 	global = cfg_scan_section(scan, CFG_GLOBAL_SECTION);

@@ -23,6 +23,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "draftops.h"
 #include "log.h"
 #include "mount.h"
 #include "ops.h"
@@ -141,7 +142,7 @@ static int run(struct mount *m, struct fuse_args *args, const struct options *o)
 	sigset_t stop_signals;
 	int sfd = -1, done_fd = -1, ret = 1;
 
-	if (mount_fuse(m, args, &rpmafs_ops))
+	if (mount_fuse(m, args, draftops_table(&rpmafs_ops)))
 		return 1;
 	if (fuse_daemonize(o->foreground) != 0)
 		goto out;

@@ -11,12 +11,14 @@
 
 #include "clock.h"
 #include "devices.h"
+#include "draft.h"
 #include "log.h"
 #include "loop.h"
 #include "memlock.h"
 #include "mount.h"
 #include "nofile.h"
 #include "notify.h"
+#include "openfiles.h"
 #include "pool.h"
 #include "workers.h"
 
@@ -96,6 +98,7 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 		log_warn("%s", why);
 	else if (!ret && why[0])
 		log_msg(fds.need > fds.before ? LOG_NOTICE : LOG_INFO, "%s", why);
+	frame_budget_init(&m->frames, m->cfg->slots);
 	nbuf = m->cfg->slots + m->nworkers;
 	ret = pool_new(nbuf, FUSE_READ_SIZE, &m->pool);
 	if (ret) {
@@ -104,6 +107,9 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 		return 1;
 	}
 	if (devices_new(m->pool, &m->devices) || loop_new(mount_tick, m, &m->loop))
+		goto nomem;
+	/* inodes far above the spools' (and whatever else the root holds) */
+	if (drafts_new(m->cfg->drafts, DRAFT_BUDGET, DRAFT_FIRST_INO, &m->drafts))
 		goto nomem;
 	m->env = (struct spool_env){.pool = m->pool, .loop = m->loop, .devices = m->devices,
 		.nworkers = m->nworkers};
@@ -233,11 +239,14 @@ void mount_close(struct mount *m)
 
 void mount_teardown(struct mount *m)
 {
-	for (unsigned i = 0; i < m->nspools; i++)
+	for (unsigned i = 0; i < m->nspools; i++) {
+		openfiles_free(&m->spools[i]);
 		spool_fini(&m->spools[i]);
+	}
 	free(m->spools);
 	m->spools = NULL;
 	m->nspools = 0;
+	drafts_delete(&m->drafts);
 	loop_delete(&m->loop);
 	devices_delete(&m->devices);
 	pool_delete(&m->pool);

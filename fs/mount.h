@@ -17,8 +17,10 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "frame.h"
 #include "spool.h"
 
+struct drafts;
 struct loop;
 struct workers;
 
@@ -32,6 +34,8 @@ struct mount {
 	struct loop *loop;
 	bool loop_running;
 	struct spool_env env;	/* what every spool shares */
+	struct frame_budget frames; /* pool slots file messages may hold (frame.h) */
+	struct drafts *drafts;	/* files for write-then-rename (draft.h) */
 
 	unsigned nspools;
 	struct spool *spools;

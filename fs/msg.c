@@ -47,6 +47,11 @@ void replies_add(struct replies *rs, struct reply *r)
 
 void reply_msg(struct replies *rs, struct msg *msg, bool write, int err)
 {
+	/* a close(2) that sent a file message: 0 where a write returns its size */
+	if (msg->flush && write) {
+		write = false;
+		err = 0;
+	}
 	msg->reply = (struct reply){.req = msg->req, .write = write, .size = msg->write_size,
 		.err = err, .msg = msg};
 	msg->req = NULL;
@@ -60,6 +65,9 @@ void replies_send(struct replies *rs)
 	while (r) {
 		struct reply *next = r->next;
 
+		if (r->msg && r->msg->answered)
+			r->msg->answered(r->msg->answered_ctx, r->msg->answered_arg,
+				r->write ? 0 : r->err);
 		if (r->write)
 			fuse_reply_write(r->req, r->size);
 		else

@@ -44,6 +44,7 @@ struct msg {
 	fuse_req_t req;		/* owed a reply: at post (async) or at the end (sync) */
 	size_t write_size;	/* what the reply to req says was written */
 	bool sync;		/* reply at completion, signaled */
+	bool flush;		/* req is a close(2) (framing = file): answered 0 or errno */
 	bool signaled;
 	unsigned slot;		/* pool slot holding the payload, or POOL_NO_SLOT */
 	size_t offset;		/* payload offset from the pool's base */
@@ -56,6 +57,10 @@ struct msg {
 	bool resend;		/* not acknowledged when the connection died: pending again */
 	uint32_t wire;
 	struct reply reply;	/* the reply it owes, once collected */
+	/* called with the outcome just before its reply is sent (NULL: none) */
+	void (*answered)(void *ctx, uint64_t arg, int err);
+	void *answered_ctx;
+	uint64_t answered_arg;
 	atomic_uint holds;	/* the spool's, and its reply's until sent */
 };
 

@@ -3,7 +3,8 @@
  * ops.c -- the FUSE low-level operations: what a spool directory looks like
  *
  *	/		0700 directory (0755 with allow_other)
- *	/<peer>		0200 spool file: each write(2) is one message
+ *	/<peer>		0200 spool file: each write(2) is one message, or with
+ *			framing = file each close(2) of what was written (framed.c)
  *	/<peer>.status	0400 key: value text of the peer's figures
  *
  * Nothing can be created, renamed or removed (EPERM); a spool file cannot be
@@ -18,10 +19,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "draftops.h"
+#include "framed.h"
 #include "log.h"
 #include "mount.h"
+#include "openfiles.h"
 #include "ops.h"
 #include "pool.h"
+#include "setattr.h"
 #include "spool.h"
 #include "status.h"
 #include "workers.h"
@@ -77,6 +82,8 @@ static void fill_attr(struct mount *m, fuse_ino_t ino, struct stat *st)
 	spool_stats_get(sp, &ss);
 	st->st_mode = S_IFREG | (m->allow_other ? 0222 : 0200);
 	st->st_size = (off_t)ss.bytes_confirmed;
+	/* stdio buffers st_blksize bytes: whole messages where it can */
+	st->st_blksize = ss.max_message;
 	/* before the first message and completion: the time of the mount */
 	st->st_mtim = ss.mtime.tv_sec ? ss.mtime : m->mounted_at;
 	st->st_ctim = ss.ctime.tv_sec ? ss.ctime : m->mounted_at;
@@ -187,34 +194,37 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 {
 	struct mount *m = mount_of(req);
 	struct stat st;
-	bool is_status = false;
+	bool is_status = false, empty_intent = false;
+	int err;
 
-	(void)fi;
 	if (!valid_ino(m, ino)) {
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
 	if (ino != FUSE_ROOT_ID)
 		mount_spool_of(m, ino, &is_status);
-	/*
-	 * Owner and mode are fixed. Truncating a spool file to 0 is how
-	 * `truncate -s 0` and `: >` say "empty message" (sent at release);
-	 * times are accepted so that `touch` works, and ignored: st_mtime and
-	 * st_ctime report the last message and the last completion.
-	 */
-	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
-		handle_note(fi, false, true);
-		fuse_reply_err(req, EPERM);
-		return;
+	if (ino == FUSE_ROOT_ID || is_status) {
+		/* only times: touch works, and they are ignored */
+		err = to_set & FUSE_SET_ATTR_SIZE ? (is_status ? EPERM : EISDIR) :
+			to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID) ?
+			EPERM : 0;
+	} else {
+		struct spool_stats ss;
+		struct setattr_what w = {.to_set = to_set, .attr = attr,
+			.caller = fuse_req_ctx(req)->uid, .owner = m->uid, .group = m->gid,
+			.fh = fi ? handle_of(fi) : NULL};
+
+		spool_stats_get(mount_spool_of(m, ino, &is_status), &ss);
+		w.length = (off_t)ss.bytes_confirmed;
+		err = setattr_spool(&w, &empty_intent);
 	}
-	if ((to_set & FUSE_SET_ATTR_SIZE) &&
-		(ino == FUSE_ROOT_ID || is_status || attr->st_size != 0)) {
+	if (err) {
 		handle_note(fi, false, true);
-		fuse_reply_err(req, ino == FUSE_ROOT_ID ? EISDIR : EPERM);
+		fuse_reply_err(req, err);
 		return;
 	}
 	/* ftruncate(fd, 0) through an open spool file: "send nothing" */
-	if (to_set & FUSE_SET_ATTR_SIZE)
+	if (empty_intent)
 		handle_note(fi, true, false);
 	fill_attr(m, ino, &st);
 	fuse_reply_attr(req, &st, attr_timeout(m, ino));
@@ -263,6 +273,10 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			break;
 		used += len;
 	}
+	/* then the drafts (draftops.c), offsets after the spools' */
+	if (n >= total)
+		used += draftops_readdir(req, m, buf + used, size - used, (unsigned)(n - total),
+			total);
 	fuse_reply_buf(req, buf, used);
 	free(buf);
 }
@@ -305,24 +319,29 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			(fi->flags & (O_SYNC | O_DSYNC)) != 0;
 		/* `: > f` opens O_TRUNC (atomic O_TRUNC: the flag reaches us) */
 		fh->empty_intent = (fi->flags & O_TRUNC) != 0;
-		pthread_mutex_lock(&sp->lock);
-		sp->st.open_handles++;
-		pthread_mutex_unlock(&sp->lock);
+		if (sp->cfg->framing == RPMAFS_FRAMING_FILE &&
+			framed_open(fh, m->pool, &m->frames)) {
+			free(fh);
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
 	}
+	openfiles_add(sp, fh);
 	fi->fh = (uint64_t)(uintptr_t)fh;
 	/* one write, one message: never through the page cache */
 	fi->direct_io = 1;
 	fi->keep_cache = 0;
-	fi->nonseekable = !is_status;
-	/* a sync handle reports every outcome in write(): close has nothing to add */
-	fi->noflush = is_status || fh->sync;
+	/* a file message is placed by offset: pwrite, dd seek=, sparse copies */
+	fi->nonseekable = !is_status && !fh->frame;
+	/*
+	 * a sync write-framed handle reports every outcome in write(): close
+	 * has nothing to add; a file-framed one sends at close
+	 */
+	fi->noflush = is_status || (fh->sync && !fh->frame);
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		/* the opener was interrupted: nobody will release this handle */
-		if (!is_status) {
-			pthread_mutex_lock(&sp->lock);
-			sp->st.open_handles--;
-			pthread_mutex_unlock(&sp->lock);
-		}
+		openfiles_remove(sp, fh);
+		framed_release(fh);
 		free(fh->text);
 		free(fh);
 	}
@@ -370,7 +389,10 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	int err;
 
 	(void)ino;
-	(void)off;
+	if (fh->frame) {
+		framed_write(req, fh, buf, size, off);
+		return;
+	}
 	err = spool_write_check(sp, fh, size, nonblock);
 	if (err) {
 		/* EIO here reports an earlier message; this one is not sent either */
@@ -414,6 +436,11 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct handle *fh = handle_of(fi);
 
 	(void)ino;
+	/* file framing: close(2) sends what is new since the last send, and waits (framed.c) */
+	if (fh->frame) {
+		framed_flush(req, fh, mount_of(req)->pool);
+		return;
+	}
 	/* close = wait: close(2) returns once what went through fh is confirmed, as fsync */
 	if (!fh->text && fh->sp->cfg->close == RPMAFS_CLOSE_WAIT) {
 		spool_fsync(fh->sp, fh, req);
@@ -442,6 +469,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	bool send_empty;
 
 	(void)ino;
+	openfiles_remove(sp, fh);
 	if (fh->text) {
 		free(fh->text);
 		free(fh);
@@ -471,9 +499,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 			log_err("%s: out of memory: 0-byte message not sent", sp->cfg->name);
 		}
 	}
-	pthread_mutex_lock(&sp->lock);
-	sp->st.open_handles--;
-	pthread_mutex_unlock(&sp->lock);
+	framed_release(fh);
 	spool_release(sp, fh);
 	fuse_reply_err(req, 0);
 }

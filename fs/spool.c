@@ -421,7 +421,7 @@ static void on_up(void *ctx, uint32_t peer_max, unsigned credits)
 	pthread_mutex_lock(&sp->lock);
 	if (peer_max && peer_max < max)
 		max = peer_max;
-	if (max > FUSE_ATOMIC_WRITE_MAX)
+	if (max > FUSE_ATOMIC_WRITE_MAX && sp->cfg->framing == RPMAFS_FRAMING_WRITE)
 		max = FUSE_ATOMIC_WRITE_MAX;
 	sp->st.max_message = max;
 	sp->window = LINK_WINDOW(pool_nslots(sp->env->pool));
@@ -565,7 +565,10 @@ int spool_init(struct spool *sp, const struct spool_env *env, fuse_ino_t ino,
 	sp->env = env;
 	sp->ino = ino;
 	pthread_mutex_init(&sp->lock, NULL);
-	sp->st.max_message = cfg->max_message < FUSE_ATOMIC_WRITE_MAX ? cfg->max_message :
+	/* file messages are assembled in a pool slot: no FUSE request limit (frame.h) */
+	sp->st.max_message = cfg->max_message < FUSE_ATOMIC_WRITE_MAX ||
+			cfg->framing == RPMAFS_FRAMING_FILE ?
+		cfg->max_message :
 		FUSE_ATOMIC_WRITE_MAX;
 	sp->next_seq = 1;
 	confirm_init(&sp->cf);

@@ -27,6 +27,7 @@
 #include "counters.h"
 #include "msg.h"
 
+struct frame;
 struct link;
 struct loop;
 struct pool;
@@ -63,6 +64,8 @@ struct handle {
 	unsigned refs;		/* 1 for the open file + 1 per message not finished */
 	int error;		/* an async failure not reported yet (EIO) */
 	struct reply *fsyncs;	/* fsyncs waiting for in_flight == 0 */
+	struct frame *frame;	/* framing = file: the message being assembled (frame.h) */
+	struct handle *open_prev, *open_next; /* the spool's open files (openfiles.h) */
 	char *text;		/* status files: the snapshot being read */
 	size_t text_len;
 };
@@ -94,6 +97,7 @@ struct spool {
 	bool gave_up;
 
 	struct confirm cf;	/* receiver confirmation (confirm.h) */
+	struct handle *open_files; /* not released yet (openfiles.h) */
 	unsigned fsync_waiting;	/* fsyncs (and waiting closes) not answered yet */
 
 	struct spool_stats st;	/* the counters, kept current */

@@ -16,7 +16,7 @@
 
 /* every key, in the order the status file lists them */
 enum key {
-	K_STATE, K_ADDRESS, K_MODE, K_COMPLETION, K_CONFIRM, K_CLOSE, K_MAX_MESSAGE,
+	K_STATE, K_ADDRESS, K_MODE, K_FRAMING, K_COMPLETION, K_CONFIRM, K_CLOSE, K_MAX_MESSAGE,
 	K_POSTED, K_COMPLETED, K_ACKED, K_UNACKED, K_FAILED, K_IN_FLIGHT, K_PENDING, K_REFUSED, K_OPEN,
 	K_BYTES_POSTED, K_BYTES_CONFIRMED, K_RECONNECTS, K_BAD_ACKS, K_LAST_ERROR, K_LAST_WR_ID,
 	K_LAST_POSTED, K_LAST_COMPLETED, K_PAYLOAD_COPIES, K_RESENT, K_POST_CALLS, K_COUNT
@@ -26,6 +26,7 @@ static const char *const key_names[K_COUNT] = {
 	[K_STATE] = "state",
 	[K_ADDRESS] = "address",
 	[K_MODE] = "mode",
+	[K_FRAMING] = "framing",
 	[K_COMPLETION] = "completion",
 	[K_CONFIRM] = "confirm",
 	[K_CLOSE] = "close",
@@ -90,6 +91,9 @@ static void value_of(const struct spool *sp, const struct spool_stats *st, enum 
 		break;
 	case K_MODE:
 		snprintf(buf, len, "%s", pc->mode == RPMAFS_MODE_SYNC ? "sync" : "async");
+		break;
+	case K_FRAMING:
+		snprintf(buf, len, "%s", pc->framing == RPMAFS_FRAMING_FILE ? "file" : "write");
 		break;
 	case K_COMPLETION:
 		snprintf(buf, len, "%s",

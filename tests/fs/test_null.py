@@ -38,14 +38,22 @@ def body(work):
     check(os.stat(spool.file("alpha") + ".status").st_mode & 0o777 == 0o400, "status mode")
     check(os.stat(spool.file("alpha")).st_uid == os.getuid(), "owner")
 
-    # nothing can be made, renamed or removed; a spool file cannot be read
-    expect_errno(lambda: open(os.path.join(m, "new"), "w"), errno.EPERM, "create")
+    # nothing but drafts can be made (tests/fs/test_drafts.py), spools not renamed or
+    # removed; a spool file cannot be read
+    expect_errno(lambda: open(os.path.join(m, "alpha.status"), "w"), errno.EACCES,
+                 "create over a status file")
     expect_errno(lambda: os.mkdir(os.path.join(m, "d")), errno.EPERM, "mkdir")
     expect_errno(lambda: os.unlink(spool.file("alpha")), errno.EPERM, "unlink")
     expect_errno(lambda: os.rename(spool.file("alpha"), spool.file("zeta")), errno.EPERM, "rename")
     expect_errno(lambda: os.symlink("x", os.path.join(m, "l")), errno.EPERM, "symlink")
     expect_errno(lambda: os.link(spool.file("alpha"), os.path.join(m, "h")), errno.EPERM, "link")
-    expect_errno(lambda: os.chmod(spool.file("alpha"), 0o600), errno.EPERM, "chmod")
+    # chmod by the owner is accepted and ignored (cp -p, install -m: design.md §4.7);
+    # chown to another owner is not
+    os.chmod(spool.file("alpha"), 0o600)
+    check(os.stat(spool.file("alpha")).st_mode & 0o777 == 0o200, "chmod changed the mode")
+    os.chown(spool.file("alpha"), os.getuid(), os.getgid())
+    expect_errno(lambda: os.chown(spool.file("alpha"), os.getuid() + 1, -1), errno.EPERM,
+                 "chown to another user")
     expect_errno(lambda: os.truncate(spool.file("alpha"), 5), errno.EPERM, "truncate to 5")
     expect_errno(lambda: open(spool.file("alpha"), "rb"), errno.EACCES, "open for reading")
     expect_errno(lambda: open(spool.file("alpha"), "r+b"), errno.EACCES, "open read-write")
@@ -88,7 +96,8 @@ def body(work):
     # monitoring: no inode table to fill up (df -i shows "-"), and tar of a
     # quiet spool's status files does not find them "changed as we read it"
     sv = os.statvfs(m)
-    check(sv.f_files == 0 and sv.f_ffree == 0 and sv.f_blocks == 0, "statfs: %s" % (sv,))
+    # no blocks; inodes are room for drafts (64 by default), all free
+    check(sv.f_files == 64 and sv.f_ffree == 64 and sv.f_blocks == 0, "statfs: %s" % (sv,))
     spool.settled("alpha")
     r = subprocess.run(["tar", "-cf", work.path("status.tar"), "-C", m, "alpha.status",
                         "beta.status"], capture_output=True, text=True)

@@ -231,14 +231,16 @@ mkdir "$mnt"
 	# confirmation), and receiver confirmation with close = return
 	printf '\n[t0]\naddress = %s\nport = 7204\nconfirm = transport\n' "$LAB_B"
 	printf '\n[c0]\naddress = %s\nport = 7204\nclose = return\n' "$LAB_B"
+	# r1's receiver again, file-framed: one message per cp (docs/design.md §4.6)
+	printf '\n[f0]\naddress = %s\nport = 7205\nframing = file\n' "$LAB_B"
 } >"$work/rpmafs.ini"
 rpmafs -f --config "$work/rpmafs.ini" "$mnt" 2>"$logs/rpmafs.log" &
 fs=$!
 connected=0
 for ((i = 0; i < 600; i++)); do
 	n=0
-	for p in r0 r1 r2 r3 e0 t0 c0; do status_is "$p" state connected && n=$((n + 1)); done
-	[ $n = 7 ] && connected=1 && break
+	for p in r0 r1 r2 r3 e0 t0 c0 f0; do status_is "$p" state connected && n=$((n + 1)); done
+	[ $n = 8 ] && connected=1 && break
 	kill -0 $fs 2>/dev/null || break
 	nap 0.05
 done
@@ -445,6 +447,22 @@ if [ $connected = 1 ]; then
 			t1=$(now)
 			put "round.$r.rpmafs.dd1020k.mib_s" "$(awk -v n=$DD_N -v t="$(minus "$t1" "$t0")" -v m=$MAX 'BEGIN { printf "%.3f", n * m / t / 1048576 }')"
 		fi
+		# cp of a 1 MiB file onto the file-framed f0, until every message is confirmed
+		[ -f "$work/1m" ] || head -c $MIB /dev/urandom >"$work/1m"
+		p0=$(st f0 posted) t0=$(now) cp_ok=1
+		for ((i = 0; i < DD_N; i++)); do
+			cp "$work/1m" "$mnt/f0" 2>>"$logs/cp-file.log" || { cp_ok=0; break; }
+		done
+		for ((i = 0; i < 6000; i++)); do
+			[ "$(st f0 completed)" = "$(st f0 posted)" ] && break
+			nap 0.005
+		done
+		t1=$(now)
+		if [ $cp_ok = 1 ] && [ $(($(st f0 posted) - p0)) = "$DD_N" ]; then
+			put "round.$r.rpmafs.cp1m_file.mib_s" "$(awk -v n=$DD_N -v t="$(minus "$t1" "$t0")" 'BEGIN { printf "%.3f", n / t }')"
+		else
+			note "round.$r.rpmafs.cp1m_file" "missing: cp onto f0 failed or did not send one message per file (see cp-file.log)"
+		fi
 		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$noop/f" 64 "${NULL_RATE_N[0]}" 2>>"$logs/writer.log")
 		put_line "round.$r.noop.rate.64" "$line" msg_s
 		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/null" 64 "${NULL_RATE_N[0]}" 2>>"$logs/writer.log")
@@ -488,6 +506,9 @@ if [ $connected = 1 ]; then
 	done
 	put daemon.payload_copies "$copies"
 	put daemon.messages "$msgs"
+	# file framing copies each message once into the pool, by design (design.md §4.6)
+	put daemon.file_framing_copies "$(st f0 payload_copies)"
+	put daemon.file_framing_messages "$(st f0 posted)"
 	put daemon.failed "$failed"
 	put daemon.cpu_s_total "$(awk -v t="$(cpu_ticks)" -v hz="$hz" 'BEGIN { printf "%.2f", t / hz }')"
 	cp "$mnt/r0.status" "$logs/r0.status"

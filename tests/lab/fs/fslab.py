@@ -111,7 +111,9 @@ class Work:
                         sys.stderr.write("---- %s\n%s" % (name, f.read()[-6000:]))
 
 
-_port = 7400 + (os.getpid() % 500) * 2
+# tests run in parallel and meson starts them one after the other (pids
+# close together): room for 8 ports per test before the next pid's range
+_port = 7400 + (os.getpid() % 1000) * 8
 
 
 def next_port():
@@ -245,8 +247,12 @@ class Spool:
         return wait_until(lambda: (lambda s: s if s["in_flight"] == 0 and s["pending"] == 0
                                    else None)(self.status(peer)), seconds, "%s to settle" % peer)
 
-    def sh(self, cmd, check_rc=True):
-        r = subprocess.run(["sh", "-c", cmd], cwd=self.mnt, capture_output=True, text=True)
+    def sh(self, cmd, check_rc=True, timeout=SAFETY_S):
+        try:
+            r = subprocess.run(["sh", "-c", cmd], cwd=self.mnt, capture_output=True, text=True,
+                               timeout=timeout)
+        except subprocess.TimeoutExpired:
+            fail("`%s` still running after %ss" % (cmd, timeout))
         if check_rc and r.returncode != 0:
             fail("`%s` failed (%d): %s" % (cmd, r.returncode, r.stderr.strip()))
         return r

@@ -209,6 +209,7 @@ static void test_minimal_defaults(void **state)
 	assert_int_equal(cfg->log_level, LOG_NOTICE);
 	assert_int_equal(cfg->max_message, 1048576);
 	assert_int_equal(cfg->slots, 16);
+	assert_int_equal(cfg->drafts, 64);
 	assert_int_equal(cfg->npeers, 1);
 	assert_string_equal(p->name, "alpha");
 	assert_string_equal(p->address, "192.168.77.2");
@@ -233,6 +234,7 @@ static void test_every_peer_key(void **state)
 					     "port = 7300\n"
 					     "type = rdma\n"
 					     "mode = sync\n"
+					     "framing = file\n"
 					     "completion = on_error\n"
 					     "max_message = 64K\n"
 					     "send_timeout_ms = 250\n"
@@ -243,6 +245,7 @@ static void test_every_peer_key(void **state)
 	assert_int_equal(p->port, 7300);
 	assert_int_equal(p->type, RPMAFS_PEER_RDMA);
 	assert_int_equal(p->mode, RPMAFS_MODE_SYNC);
+	assert_int_equal(p->framing, RPMAFS_FRAMING_FILE);
 	assert_int_equal(p->completion, RPMAFS_COMPLETION_ON_ERROR);
 	assert_int_equal(p->max_message, 65536);
 	assert_int_equal(p->send_timeout_ms, 250);
@@ -260,10 +263,12 @@ static void test_global_keys_and_peer_defaults(void **state)
 					     "[rpmafs]\n" /* after a peer: still its defaults */
 					     "log_level = debug\n"
 					     "slots = 64\n"
+					     "drafts = 9\n"
 					     "max_message = 256K\n"
 					     "port = 7400\n"
 					     "type = null\n"
 					     "mode = sync\n"
+					     "framing = file\n"
 					     "completion = on_error\n"
 					     "send_timeout_ms = 0\n"
 					     "connect_timeout_ms = 7\n"
@@ -272,6 +277,7 @@ static void test_global_keys_and_peer_defaults(void **state)
 					     "address = 10.0.0.2\n"
 					     "port = 1\n"
 					     "mode = async\n"
+					     "framing = write\n"
 					     "completion = always\n"
 					     "max_message = 1\n"
 					     "send_timeout_ms = 9\n"
@@ -280,6 +286,7 @@ static void test_global_keys_and_peer_defaults(void **state)
 
 	assert_int_equal(cfg->log_level, LOG_DEBUG);
 	assert_int_equal(cfg->slots, 64);
+	assert_int_equal(cfg->drafts, 9);
 	assert_int_equal(cfg->max_message, 256 * 1024);
 	assert_int_equal(cfg->npeers, 2);
 
@@ -288,6 +295,7 @@ static void test_global_keys_and_peer_defaults(void **state)
 	assert_int_equal(a->port, 7400);
 	assert_int_equal(a->type, RPMAFS_PEER_NULL);
 	assert_int_equal(a->mode, RPMAFS_MODE_SYNC);
+	assert_int_equal(a->framing, RPMAFS_FRAMING_FILE);
 	assert_int_equal(a->completion, RPMAFS_COMPLETION_ON_ERROR);
 	assert_int_equal(a->max_message, 256 * 1024);
 	assert_int_equal(a->send_timeout_ms, 0);
@@ -297,6 +305,7 @@ static void test_global_keys_and_peer_defaults(void **state)
 	assert_int_equal(b->port, 1);
 	assert_int_equal(b->type, RPMAFS_PEER_RDMA);
 	assert_int_equal(b->mode, RPMAFS_MODE_ASYNC);
+	assert_int_equal(b->framing, RPMAFS_FRAMING_WRITE);
 	assert_int_equal(b->completion, RPMAFS_COMPLETION_ALWAYS);
 	assert_int_equal(b->max_message, 1);
 	assert_int_equal(b->send_timeout_ms, 9);
@@ -560,6 +569,7 @@ static void test_enums(void **state)
 	rpmafs_cfg_delete(&cfg);
 
 	peer_line_bad(fx, "mode = fast", "mode", "\"fast\" is not valid; use async or sync");
+	peer_line_bad(fx, "framing = line", "framing", "\"line\" is not valid; use write or file");
 	peer_line_bad(fx, "completion = sometimes", "completion",
 		"\"sometimes\" is not valid; use always or on_error");
 	peer_line_bad(fx, "completion = on-error", "completion", "use always or on_error");
@@ -693,13 +703,13 @@ static void test_unknown_keys(void **state)
 	char *err;
 
 	peer_line_bad(fx, "adress = 10.0.0.1", "adress",
-		"unknown key (did you mean address?); a peer's keys are address, port, type, mode, completion, confirm, close, max_message, send_timeout_ms and connect_timeout_ms");
+		"unknown key (did you mean address?); a peer's keys are address, port, type, mode, framing, completion, confirm, close, max_message, send_timeout_ms and connect_timeout_ms");
 	peer_line_bad(
 		fx, "max_mesage = 4K", "max_mesage", "unknown key (did you mean max_message?)");
 	peer_line_bad(fx, "colour = blue", "colour", "unknown key; a peer's keys are");
 	peer_line_bad(fx, "max message = 4K", "max message", "unknown key");
 	assert_one_problem(fx, "[rpmafs]\nlog-level = info\n[a]\naddress = h\n",
-		":2: [rpmafs] log-level: unknown key (did you mean log_level?); [rpmafs] takes log_level, max_message, slots, and the peer defaults port, type, mode, completion, confirm, close, send_timeout_ms and connect_timeout_ms");
+		":2: [rpmafs] log-level: unknown key (did you mean log_level?); [rpmafs] takes log_level, max_message, slots, drafts, and the peer defaults port, type, mode, framing, completion, confirm, close, send_timeout_ms and connect_timeout_ms");
 	/* a key before any section */
 	err = load_bad(fx, "port = 7204\n[a]\naddress = h\n");
 	assert_int_equal(count_lines(err), 1);
@@ -1045,9 +1055,9 @@ static void test_many_problems(void **state)
 	free(text);
 	assert_int_equal(count_lines(err), 51);
 	assert_problem(err, fx,
-		":3: [alpha] bogus0: unknown key; a peer's keys are address, port, type, mode, completion, confirm, close, max_message, send_timeout_ms and connect_timeout_ms");
+		":3: [alpha] bogus0: unknown key; a peer's keys are address, port, type, mode, framing, completion, confirm, close, max_message, send_timeout_ms and connect_timeout_ms");
 	assert_problem(err, fx,
-		":52: [alpha] bogus49: unknown key; a peer's keys are address, port, type, mode, completion, confirm, close, max_message, send_timeout_ms and connect_timeout_ms");
+		":52: [alpha] bogus49: unknown key; a peer's keys are address, port, type, mode, framing, completion, confirm, close, max_message, send_timeout_ms and connect_timeout_ms");
 	assert_problem(err, fx, ": 20 more problems not shown");
 	assert_null(strstr(err, "bogus50"));
 	free(err);

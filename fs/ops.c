@@ -371,6 +371,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 
 	(void)ino;
 	(void)off;
+	spool_note_writer(sp, fh, fi->lock_owner); /* its close waits (op_flush) */
 	err = spool_write_check(sp, fh, size, nonblock);
 	if (err) {
 		/* EIO here reports an earlier message; this one is not sent either */
@@ -414,13 +415,17 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct handle *fh = handle_of(fi);
 
 	(void)ino;
-	/* close = wait: close(2) returns once what went through fh is confirmed, as fsync */
-	if (!fh->text && fh->sp->cfg->close == RPMAFS_CLOSE_WAIT) {
-		spool_fsync(fh->sp, fh, req);
+	if (fh->text) {
+		fuse_reply_err(req, 0);
 		return;
 	}
-	/* close = return: an earlier async failure is reported, once; no wait */
-	fuse_reply_err(req, fh->text ? 0 : spool_take_error(fh->sp, fh, NULL));
+	/*
+	 * close = wait: close(2) returns once what went through fh is
+	 * confirmed, as fsync; close = return: an earlier async failure is
+	 * reported, once. Only to a process that wrote through fh: a child
+	 * closing what it inherited (exec, exit) neither waits nor takes it.
+	 */
+	spool_flush(fh->sp, fh, req, fi->lock_owner);
 }
 
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)

@@ -389,6 +389,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	int err;
 
 	(void)ino;
+	spool_note_writer(sp, fh, fi->lock_owner); /* its close waits (op_flush) */
 	if (fh->frame) {
 		framed_write(req, fh, buf, size, off);
 		return;
@@ -436,18 +437,25 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct handle *fh = handle_of(fi);
 
 	(void)ino;
-	/* file framing: close(2) sends what is new since the last send, and waits (framed.c) */
+	if (fh->text) {
+		fuse_reply_err(req, 0);
+		return;
+	}
+	/*
+	 * close = wait: close(2) returns once what went through fh is
+	 * confirmed, as fsync; close = return: an earlier async failure is
+	 * reported, once. Only to a process that wrote through fh: a child
+	 * closing what it inherited (exec, exit) neither waits nor takes it,
+	 * and with file framing sends nothing (the writer's close does).
+	 */
 	if (fh->frame) {
-		framed_flush(req, fh, mount_of(req)->pool);
+		if (spool_wrote(fh->sp, fh, fi->lock_owner))
+			framed_flush(req, fh, mount_of(req)->pool);
+		else
+			fuse_reply_err(req, 0);
 		return;
 	}
-	/* close = wait: close(2) returns once what went through fh is confirmed, as fsync */
-	if (!fh->text && fh->sp->cfg->close == RPMAFS_CLOSE_WAIT) {
-		spool_fsync(fh->sp, fh, req);
-		return;
-	}
-	/* close = return: an earlier async failure is reported, once; no wait */
-	fuse_reply_err(req, fh->text ? 0 : spool_take_error(fh->sp, fh, NULL));
+	spool_flush(fh->sp, fh, req, fi->lock_owner);
 }
 
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)

@@ -26,6 +26,7 @@
 #include "confirm.h"
 #include "counters.h"
 #include "msg.h"
+#include "owners.h"
 
 struct frame;
 struct link;
@@ -58,6 +59,7 @@ struct handle {
 	int flags;		/* open(2) flags */
 	bool sync;		/* mode = sync, or O_SYNC / O_DSYNC */
 	bool written;		/* a write was attempted through it */
+	struct owners writers;	/* the processes that wrote through it (FLUSH, close = wait) */
 	bool empty_intent;	/* opened O_TRUNC or truncated to 0 through it */
 	bool op_failed;		/* an operation through it failed (ftruncate, ...) */
 	unsigned in_flight;	/* its messages not finished yet */
@@ -142,6 +144,21 @@ uint64_t spool_tick(struct spool *sp, uint64_t now);
 
 /* fsync: answer at once or when the handle's messages are finished */
 int spool_fsync(struct spool *sp, struct handle *fh, fuse_req_t req);
+
+/* spool_note_writer -- owner (a write's FUSE lock owner) wrote through fh */
+void spool_note_writer(struct spool *sp, struct handle *fh, uint64_t owner);
+
+/* spool_wrote -- whether owner (a FLUSH's lock owner) wrote through fh (fs/owners.h) */
+bool spool_wrote(struct spool *sp, struct handle *fh, uint64_t owner);
+
+/*
+ * spool_flush -- a close(2) of fh by owner (the FLUSH's lock owner). close =
+ * wait and owner wrote through fh: as spool_fsync. Otherwise answered at
+ * once: close = return with the pending error (once); a process that never
+ * wrote through fh (a child closing what it inherited) with 0, leaving the
+ * error for the writers.
+ */
+int spool_flush(struct spool *sp, struct handle *fh, fuse_req_t req, uint64_t owner);
 
 /*
  * spool_take_error -- the handle's pending async failure, returned once (0

@@ -24,6 +24,32 @@ int spool_write_check(struct spool *sp, struct handle *fh, size_t size, bool non
 	return err;
 }
 
+void spool_note_writer(struct spool *sp, struct handle *fh, uint64_t owner)
+{
+	pthread_mutex_lock(&sp->lock);
+	owners_add(&fh->writers, owner);
+	pthread_mutex_unlock(&sp->lock);
+}
+
+bool spool_wrote(struct spool *sp, struct handle *fh, uint64_t owner)
+{
+	bool writer;
+
+	pthread_mutex_lock(&sp->lock);
+	writer = owners_has(&fh->writers, owner);
+	pthread_mutex_unlock(&sp->lock);
+	return writer;
+}
+
+int spool_flush(struct spool *sp, struct handle *fh, fuse_req_t req, uint64_t owner)
+{
+	if (!spool_wrote(sp, fh, owner))
+		return fuse_reply_err(req, 0);
+	if (sp->cfg->close == RPMAFS_CLOSE_WAIT)
+		return spool_fsync(sp, fh, req);
+	return fuse_reply_err(req, spool_take_error(sp, fh, NULL));
+}
+
 /* every write is either posted or refused (docs/design.md §4.2, nothing dropped silently) */
 void spool_refuse(struct spool *sp)
 {

@@ -186,6 +186,19 @@ def checks(fig):
                    "receiver-confirmed / the same with confirm = transport; RNR NAKs in the "
                    "receiver-confirmed runs: %s" % fmt(rnr_acked, 0) + rounds_text(rs)))
 
+    # RNR NAKs the sending rxe received (hw counter rcvd_rnr_err) in the receiver-confirmed runs
+    rnr_keys = [k for k in fig
+                if k.startswith("round.") and ".acked." in k and k.endswith(".rnr_naks")]
+    rnr = sum(fig[k] for k in rnr_keys) if rnr_keys else None
+    out.append(dict(
+        key="rnr_naks_confirmed",
+        what="RNR NAKs in the receiver-confirmed runs (async and sync, 64 B)",
+        figure=fmt(rnr, 0), floor="0 (credits: never a send without a posted receive)",
+        value=rnr, target="== 0", met=None if rnr is None else rnr == 0,
+        definition="growth of the sending rxe device's hw counter rcvd_rnr_err "
+                   "(/sys/class/infiniband/DEV/ports/1/hw_counters) over the rounds' "
+                   "confirm = receiver runs, %d runs" % len(rnr_keys)))
+
     num, floor, r, rs = paired(fig, "acked.sync.64.median_us",
                                lambda get: get("transport.sync.64.median_us"))
     out.append(dict(

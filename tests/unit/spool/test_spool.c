@@ -1594,6 +1594,82 @@ static void resend_fails_after_send_timeout(void **state)
 	spool_release(&Sp, sync);
 }
 
+/* a write by owner (the writing process's FUSE lock owner), as op_write makes it */
+static uintptr_t write_as(struct handle *fh, uint64_t owner, uint32_t len)
+{
+	spool_note_writer(&Sp, fh, owner);
+	return write_msg(fh, len);
+}
+
+#define PARENT 0x1111
+#define CHILD 0x2222
+
+/*
+ * The lab's receiver-kill run (tests/RELIABILITY.md): the writer's process
+ * spawns the new receiver while its messages wait to be sent again; the
+ * child closes the inherited descriptor at exec. Its close must not wait
+ * for them (they wait for the receiver it is about to exec: they failed at
+ * send_timeout_ms instead of going again); the writer's own close still does.
+ */
+static void child_close_does_not_wait_for_the_writers_messages(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	Acks = true;
+	up(8);
+	write_as(fh, PARENT, 8);
+	write_as(fh, PARENT, 4);
+	complete(Posts[1].wr_id, IBV_WC_SUCCESS); /* parked, not acknowledged */
+	lose_the_link();			  /* the receiver was killed */
+	assert_int_equal(stats().pending, 2);
+	assert_int_equal(spool_flush(&Sp, fh, (fuse_req_t)1000, CHILD), 0);
+	assert_non_null(reply_of(1000)); /* at once: the child execs the receiver */
+	assert_int_equal(reply_of(1000)->err, 0);
+	up(8);
+	assert_int_equal(stats().resent, 2);
+	assert_int_equal(spool_flush(&Sp, fh, (fuse_req_t)1001, PARENT), 0);
+	assert_null(reply_of(1001)); /* the writer's close waits for the ack */
+	complete(Posts[3].wr_id, IBV_WC_SUCCESS);
+	ack(2, 8, 0);
+	assert_int_equal(reply_of(1001)->err, 0);
+	assert_int_equal(stats().failed, 0);
+	assert_int_equal(stats().acked, 2);
+	spool_release(&Sp, fh);
+}
+
+/* close = return: an inherited descriptor's close leaves the error for the writer */
+static void child_close_leaves_the_error_to_the_writer(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	Cfg.close = RPMAFS_CLOSE_RETURN;
+	up(0);
+	write_as(fh, PARENT, 8);
+	complete(Posts[0].wr_id, IBV_WC_REM_OP_ERR);
+	spool_flush(&Sp, fh, (fuse_req_t)1000, CHILD);
+	assert_int_equal(reply_of(1000)->err, 0);
+	spool_flush(&Sp, fh, (fuse_req_t)1001, PARENT);
+	assert_int_equal(reply_of(1001)->err, EIO);
+	spool_release(&Sp, fh);
+}
+
+/* a writer's close waits as fsync does (close = wait) */
+static void writer_close_waits_as_fsync(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	up(0);
+	write_as(fh, PARENT, 8);
+	spool_flush(&Sp, fh, (fuse_req_t)1000, PARENT);
+	assert_null(reply_of(1000));
+	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
+	assert_int_equal(reply_of(1000)->err, 0);
+	spool_release(&Sp, fh);
+}
+
 static void transport_confirmation_fails_what_was_in_flight(void **state)
 {
 	(void)state;
@@ -1701,6 +1777,9 @@ int main(void)
 		T(fsync_asks_for_an_ack_and_waits_for_it),
 		T(unacked_messages_go_again_first),
 		T(resend_fails_after_send_timeout),
+		T(child_close_does_not_wait_for_the_writers_messages),
+		T(child_close_leaves_the_error_to_the_writer),
+		T(writer_close_waits_as_fsync),
 		T(transport_confirmation_fails_what_was_in_flight),
 		T(refused_ack_is_counted),
 		T(numbers_go_on_across_connections),

@@ -29,6 +29,7 @@
 #include "pool.h"
 #include "post.h"
 #include "spool.h"
+#include "spool_locked.h"
 
 /* how long unsignaled sends may stay unconfirmed before a fence is posted */
 #define FENCE_DELAY_MS 2
@@ -38,7 +39,7 @@ static void pending_push(struct spool *sp, struct msg *msg)
 	sp->st.pending++;
 }
 
-static struct msg *pending_pop(struct spool *sp)
+struct msg *spool_pending_pop(struct spool *sp)
 {
 	struct msg *msg = msgq_pop(&sp->pending);
 
@@ -198,7 +199,7 @@ static void lost_locked(struct spool *sp, const char *reason)
 }
 
 /* the spool saw the link fail: tell the link, which drains it */
-static void drop_locked(struct spool *sp, const char *reason)
+void spool_drop_locked(struct spool *sp, const char *reason)
 {
 	if (!sp->up)
 		return;
@@ -235,7 +236,7 @@ static void count_posted_locked(struct spool *sp, struct msg *msg)
 }
 
 /* a message sent before that waits to go again fails: counted posted and failed, EIO */
-static void refuse_locked(struct spool *sp, struct msg *msg, int err, const char *why,
+void spool_refuse_locked(struct spool *sp, struct msg *msg, int err, const char *why,
 	struct replies *rs)
 {
 	if (msg->resend) {
@@ -246,12 +247,12 @@ static void refuse_locked(struct spool *sp, struct msg *msg, int err, const char
 }
 
 /* not sent for want of a connection: the link says why (docs/design.md §4.2) */
-static void refuse_unsent_locked(struct spool *sp, struct msg *msg, bool waited, const char *what,
+void spool_refuse_unsent_locked(struct spool *sp, struct msg *msg, bool waited, const char *what,
 	struct replies *rs)
 {
 	char why[256];
 
-	refuse_locked(sp, msg, link_unsent(sp->link, waited, what, why, sizeof(why)), why, rs);
+	spool_refuse_locked(sp, msg, link_unsent(sp->link, waited, what, why, sizeof(why)), why, rs);
 }
 
 /* the link refused msg (the sends before it in its chain reached the queue): drop the link */
@@ -268,7 +269,7 @@ static void post_failed_locked(struct spool *sp, struct msg *msg, int ret, struc
 		count_posted_locked(sp, msg);
 		finish_locked(sp, msg, END_FAILED, IBV_WC_GENERAL_ERR, why, rs);
 	}
-	drop_locked(sp, why);
+	spool_drop_locked(sp, why);
 }
 
 /* msg reached the send queue with imm: in flight (sp->unsignaled was counted in post_build) */
@@ -317,7 +318,7 @@ static void post_ready_locked(struct spool *sp, struct replies *rs)
 
 		if (msg->kind == MSG_DATA && msg->len > sp->st.max_message) {
 			/* the receiver that answered has a smaller limit than the config */
-			refuse_locked(sp, pending_pop(sp), EMSGSIZE,
+			spool_refuse_locked(sp, spool_pending_pop(sp), EMSGSIZE,
 				"message larger than the receiver accepts", rs);
 			continue;
 		}
@@ -327,16 +328,16 @@ static void post_ready_locked(struct spool *sp, struct replies *rs)
 		ret = link_post_batch(sp->link, sends, n, &posted);
 		sp->st.post_calls++;
 		for (i = 0; i < posted; i++)
-			posted_locked(sp, pending_pop(sp), sends[i].imm, rs);
+			posted_locked(sp, spool_pending_pop(sp), sends[i].imm, rs);
 		if (ret) {
-			post_failed_locked(sp, pending_pop(sp), ret, rs);
+			post_failed_locked(sp, spool_pending_pop(sp), ret, rs);
 			return;
 		}
 	}
 }
 
 /* confirm unsignaled sends: a 0-byte RDMA WRITE, alone, always signaled */
-static void fence_locked(struct spool *sp, struct replies *rs)
+void spool_fence_locked(struct spool *sp, struct replies *rs)
 {
 	struct msg *fence;
 	int ret;
@@ -390,7 +391,7 @@ void spool_submit(struct spool *sp, struct msg *msg)
 	msg->seq = sp->next_seq++;
 	if (!sp->up) {
 		if (sp->cfg->send_timeout_ms == 0 || sp->gave_up) {
-			refuse_unsent_locked(sp, msg, sp->gave_up, "not connected", &rs);
+			spool_refuse_unsent_locked(sp, msg, sp->gave_up, "not connected", &rs);
 			pthread_mutex_unlock(&sp->lock);
 			replies_send(&rs);
 			return;
@@ -507,7 +508,7 @@ static unsigned on_completions(void *ctx, const struct ibv_wc *wc, int n)
 		if (wc[i].status != IBV_WC_SUCCESS && sp->up) {
 			log_err("%s: send failed: %s", sp->cfg->name,
 				ibv_wc_status_str(wc[i].status));
-			drop_locked(sp, ibv_wc_status_str(wc[i].status));
+			spool_drop_locked(sp, ibv_wc_status_str(wc[i].status));
 		}
 	}
 	post_ready_locked(sp, &rs);
@@ -589,62 +590,6 @@ void spool_fini(struct spool *sp)
 	pthread_mutex_destroy(&sp->lock);
 }
 
-static void soonest(uint64_t *next, uint64_t t)
-{
-	if (t && (!*next || t < *next))
-		*next = t;
-}
-
-uint64_t spool_tick(struct spool *sp, uint64_t now)
-{
-	struct replies rs = REPLIES_INIT(rs);
-	uint64_t next = 0;
-	struct msg *msg;
-
-	pthread_mutex_lock(&sp->lock);
-	/* writes that waited send_timeout_ms for a connection */
-	while ((msg = sp->pending.head) && msg->deadline_ms && msg->deadline_ms <= now && !sp->up) {
-		pending_pop(sp);
-		refuse_unsent_locked(sp, msg, true, "not connected: send_timeout_ms passed", &rs);
-		sp->gave_up = true;
-	}
-	if (sp->pending.head)
-		soonest(&next, sp->pending.head->deadline_ms);
-
-	if (sp->up && sp->link && (msg = sp->in_flight.head)) {
-		uint64_t due = msg->posted_ms + LINK_SILENCE_MS(sp->cfg->send_timeout_ms);
-
-		if (due <= now) {
-			char why[80];
-
-			snprintf(why, sizeof(why), "no completion within %llu ms",
-				(unsigned long long)LINK_SILENCE_MS(sp->cfg->send_timeout_ms));
-			drop_locked(sp, why);
-			/*
-			 * The peer has said nothing for send_timeout_ms: what waits
-			 * behind the silent sends has waited long enough.
-			 */
-			sp->gave_up = true;
-			while ((msg = pending_pop(sp)))
-				refuse_locked(sp, msg, ETIMEDOUT, why, &rs);
-		} else {
-			soonest(&next, due);
-		}
-	}
-
-	if (sp->fence_at_ms && sp->fence_at_ms <= now) {
-		sp->fence_at_ms = 0;
-		fence_locked(sp, &rs);
-	}
-	soonest(&next, sp->fence_at_ms);
-	pthread_mutex_unlock(&sp->lock);
-	replies_send(&rs);
-
-	if (sp->link)
-		soonest(&next, link_tick(sp->link, now));
-	return next;
-}
-
 int spool_fsync(struct spool *sp, struct handle *fh, fuse_req_t req)
 {
 	struct replies rs = REPLIES_INIT(rs);
@@ -668,9 +613,9 @@ int spool_fsync(struct spool *sp, struct handle *fh, fuse_req_t req)
 	fh->fsyncs = w;
 	sp->fsync_waiting++; /* what is posted meanwhile asks for a prompt acknowledgement */
 	/* unsignaled sends are confirmed by a fence: post it now, not later */
-	fence_locked(sp, &rs);
+	spool_fence_locked(sp, &rs);
 	if (sp->up && !sp->pending.head && confirm_request(&sp->cf, sp->link))
-		drop_locked(sp, "post failed: acknowledgement request");
+		spool_drop_locked(sp, "post failed: acknowledgement request");
 	pthread_mutex_unlock(&sp->lock);
 	replies_send(&rs);
 	return 0;
@@ -689,8 +634,8 @@ void spool_close(struct spool *sp)
 	struct msg *msg;
 
 	pthread_mutex_lock(&sp->lock);
-	while ((msg = pending_pop(sp)))
-		refuse_locked(sp, msg, ESHUTDOWN, "unmounted", &rs);
+	while ((msg = spool_pending_pop(sp)))
+		spool_refuse_locked(sp, msg, ESHUTDOWN, "unmounted", &rs);
 	if (sp->link) {
 		sp->up = false;
 		link_close(sp->link);

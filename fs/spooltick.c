@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * spooltick.c -- a spool's deadlines (see spool_tick in spool.h): writes
+ * that waited send_timeout_ms for a connection, sends the peer left
+ * unanswered that long, the fence of quiet unsignaled sends
+ * (docs/design.md §8.4, §8.5). The loop thread calls it when its timer
+ * fires; it answers when it wants to be called next.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+
+#include "link.h"
+#include "spool.h"
+#include "spool_locked.h"
+
+static void soonest(uint64_t *next, uint64_t t)
+{
+	if (t && (!*next || t < *next))
+		*next = t;
+}
+
+uint64_t spool_tick(struct spool *sp, uint64_t now)
+{
+	struct replies rs = REPLIES_INIT(rs);
+	uint64_t next = 0;
+	struct msg *msg;
+
+	pthread_mutex_lock(&sp->lock);
+	/* writes that waited send_timeout_ms for a connection */
+	while ((msg = sp->pending.head) && msg->deadline_ms && msg->deadline_ms <= now && !sp->up) {
+		spool_pending_pop(sp);
+		spool_refuse_unsent_locked(sp, msg, true, "not connected: send_timeout_ms passed", &rs);
+		sp->gave_up = true;
+	}
+	if (sp->pending.head)
+		soonest(&next, sp->pending.head->deadline_ms);
+
+	if (sp->up && sp->link && (msg = sp->in_flight.head)) {
+		uint64_t due = msg->posted_ms + LINK_SILENCE_MS(sp->cfg->send_timeout_ms);
+
+		if (due <= now) {
+			char why[80];
+
+			snprintf(why, sizeof(why), "no completion within %llu ms",
+				(unsigned long long)LINK_SILENCE_MS(sp->cfg->send_timeout_ms));
+			spool_drop_locked(sp, why);
+			/*
+			 * The peer has said nothing for send_timeout_ms: what waits
+			 * behind the silent sends has waited long enough.
+			 */
+			sp->gave_up = true;
+			while ((msg = spool_pending_pop(sp)))
+				spool_refuse_locked(sp, msg, ETIMEDOUT, why, &rs);
+		} else {
+			soonest(&next, due);
+		}
+	}
+
+	if (sp->fence_at_ms && sp->fence_at_ms <= now) {
+		sp->fence_at_ms = 0;
+		spool_fence_locked(sp, &rs);
+	}
+	soonest(&next, sp->fence_at_ms);
+	pthread_mutex_unlock(&sp->lock);
+	replies_send(&rs);
+
+	if (sp->link)
+		soonest(&next, link_tick(sp->link, now));
+	return next;
+}
+

@@ -21,12 +21,12 @@ struct msg *spool_pending_pop(struct spool *sp);
  * spool_refuse_locked -- end msg unsent with err (a message sent before
  * that waits to go again is counted posted and failed: EIO)
  */
-void spool_refuse_locked(struct spool *sp, struct msg *msg, int err, const char *why,
-	struct replies *rs);
+void spool_refuse_locked(
+	struct spool *sp, struct msg *msg, int err, const char *why, struct replies *rs);
 
 /* spool_refuse_unsent_locked -- end msg for want of a connection; the link picks the errno */
-void spool_refuse_unsent_locked(struct spool *sp, struct msg *msg, bool waited, const char *what,
-	struct replies *rs);
+void spool_refuse_unsent_locked(
+	struct spool *sp, struct msg *msg, bool waited, const char *what, struct replies *rs);
 
 /* spool_drop_locked -- the spool saw the link fail: tell the link, which drains it */
 void spool_drop_locked(struct spool *sp, const char *reason);

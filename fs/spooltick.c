@@ -30,7 +30,8 @@ uint64_t spool_tick(struct spool *sp, uint64_t now)
 	/* writes that waited send_timeout_ms for a connection */
 	while ((msg = sp->pending.head) && msg->deadline_ms && msg->deadline_ms <= now && !sp->up) {
 		spool_pending_pop(sp);
-		spool_refuse_unsent_locked(sp, msg, true, "not connected: send_timeout_ms passed", &rs);
+		spool_refuse_unsent_locked(
+			sp, msg, true, "not connected: send_timeout_ms passed", &rs);
 		sp->gave_up = true;
 	}
 	if (sp->pending.head)
@@ -69,4 +70,3 @@ uint64_t spool_tick(struct spool *sp, uint64_t now)
 		soonest(&next, link_tick(sp->link, now));
 	return next;
 }
-

@@ -76,8 +76,11 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 	for (unsigned i = 0; i < npeers; i++)
 		rdma_peers += m->cfg->peers[i].type != RPMAFS_PEER_NULL;
 	if (memlock_plan(m->cfg->slots, m->cfg->slots_set, RPMAFS_CFG_DEFAULT_SLOTS,
-		    RPMAFS_CFG_SLOTS_MIN, m->nworkers, FUSE_READ_SIZE, rdma_peers, &plan, why,
-		    sizeof(why))) {
+		    RPMAFS_CFG_SLOTS_MIN, m->nworkers, FUSE_READ_SIZE, rdma_peers,
+		    m->cfg->inbox.enabled
+			    ? (unsigned long long)m->cfg->inbox.slots * m->cfg->inbox.max_message
+			    : 0,
+		    &plan, why, sizeof(why))) {
 		fprintf(stderr, "rpmafs: %s\n", why);
 		return 1;
 	}
@@ -85,8 +88,8 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 		log_notice("slots = %u: the pool of (%u slots + %u workers) x %u KiB fits in "
 			   "RLIMIT_MEMLOCK (%llu KiB, %llu KiB kept for the RDMA provider); set "
 			   "'slots' in [rpmafs] to choose",
-			plan.slots, plan.slots, m->nworkers, FUSE_READ_SIZE / 1024, plan.limit / 1024,
-			plan.reserve / 1024);
+			plan.slots, plan.slots, m->nworkers, FUSE_READ_SIZE / 1024,
+			plan.limit / 1024, plan.reserve / 1024);
 	m->cfg->slots = plan.slots;
 	nbuf = m->cfg->slots + m->nworkers;
 	ret = pool_new(nbuf, FUSE_READ_SIZE, &m->pool);
@@ -97,8 +100,8 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 	}
 	if (devices_new(m->pool, &m->devices) || loop_new(mount_tick, m, &m->loop))
 		goto nomem;
-	m->env = (struct spool_env){.pool = m->pool, .loop = m->loop, .devices = m->devices,
-		.nworkers = m->nworkers};
+	m->env = (struct spool_env){
+		.pool = m->pool, .loop = m->loop, .devices = m->devices, .nworkers = m->nworkers};
 	m->spools = calloc(npeers, sizeof(*m->spools));
 	if (!m->spools)
 		goto nomem;
@@ -147,8 +150,8 @@ int mount_start(struct mount *m, int done_fd)
 		log_err("cannot start the FUSE workers");
 		return -1;
 	}
-	log_notice("mounted %s: %u peers, %u request buffers of %zu KiB", m->mountpoint,
-		m->nspools, pool_nslots(m->pool), pool_slot_size(m->pool) / 1024);
+	log_notice("mounted %s: %u peers, %u request buffers of %zu KiB", m->mountpoint, m->nspools,
+		pool_nslots(m->pool), pool_slot_size(m->pool) / 1024);
 	/*
 	 * Ready: the directory is mounted and every spool takes writes (a
 	 * write before its peer is up waits for it, up to send_timeout_ms).

@@ -70,7 +70,7 @@ enum rpmafs_completion {
 /* How `inbox` encodes each received message (rpmafs.ini(5)). */
 enum rpmafs_inbox_format {
 	RPMAFS_INBOX_LINES, /* rpma-recv's lines: escaped, one line per message */
-	RPMAFS_INBOX_LEN,   /* a 4-byte big-endian length, then the payload */
+	RPMAFS_INBOX_LEN,   /* a 4-byte little-endian length, then the payload (as rpma-recv) */
 	RPMAFS_INBOX_RAW,   /* the payload as it came, nothing between messages */
 };
 

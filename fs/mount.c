@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "devices.h"
+#include "inbox.h"
 #include "log.h"
 #include "loop.h"
 #include "memlock.h"
@@ -102,7 +103,13 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 		goto nomem;
 	m->env = (struct spool_env){
 		.pool = m->pool, .loop = m->loop, .devices = m->devices, .nworkers = m->nworkers};
-	m->spools = calloc(npeers, sizeof(*m->spools));
+	if (m->cfg->inbox.enabled &&
+		inbox_new(&m->cfg->inbox, m->loop, NULL, NULL, &m->inbox, why, sizeof(why))) {
+		fprintf(stderr, "rpmafs: %s: %s\n", m->cfg->path, why);
+		inbox_delete(&m->inbox);
+		return 1;
+	}
+	m->spools = calloc(npeers ? npeers : 1, sizeof(*m->spools));
 	if (!m->spools)
 		goto nomem;
 	for (; m->nspools < npeers; m->nspools++) {
@@ -210,6 +217,8 @@ void mount_stop(struct mount *m)
 		loop_stop(m->loop);
 		m->loop_running = false;
 	}
+	/* unread messages were never acknowledged; parked reads end (EOF) */
+	inbox_delete(&m->inbox);
 	for (unsigned i = 0; i < m->nspools; i++)
 		spool_close(&m->spools[i]);
 }
@@ -233,6 +242,7 @@ void mount_teardown(struct mount *m)
 	free(m->spools);
 	m->spools = NULL;
 	m->nspools = 0;
+	inbox_delete(&m->inbox);
 	loop_delete(&m->loop);
 	devices_delete(&m->devices);
 	pool_delete(&m->pool);

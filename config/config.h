@@ -43,7 +43,7 @@
 /*
  * The inbox's receive buffers are registered (pinned) like the send pool:
  * 64 slots x 16 KiB = 1 MiB leaves the rest of an ordinary user's 8 MiB
- * RLIMIT_MEMLOCK to the send pool (docs/design.md §8.3).
+ * RLIMIT_MEMLOCK to the send pool (docs/design.md §13.2).
  */
 #define RPMAFS_CFG_DEFAULT_INBOX_MAX_MESSAGE (16u << 10)
 /* networks in [rpmafs] allow */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * inbox.h -- the mount's receiving end: [rpmafs] listen (docs/design.md §8)
+ * inbox.h -- the mount's receiving end: [rpmafs] listen (docs/design.md §13)
  *
  * Listens with rpma_ep_listen and accepts rpmafs senders (RPMF private
  * data), rpma-recv-compatible senders and plain librpma/verbs senders (no

@@ -12,7 +12,7 @@
  * receiver-confirmed delivery (issue 13) will acknowledge the message. A
  * reader that closes in the middle of a record gives the message back, whole,
  * to the front of the queue: a message is never half delivered and never
- * lost (docs/design.md §8.4).
+ * lost (docs/design.md §13.3).
  *
  * A read with nothing waiting parks a waiter instead of blocking a thread;
  * a push hands the message to the oldest waiter and calls its ready

@@ -34,6 +34,8 @@ struct inbox_conn {
 	int event_fd;
 	uint32_t qp_num;
 	struct loop_watch watch;
+	struct loop_task free_task;
+	bool dead; /* deleted; freed after the loop's batch (an event may be in it) */
 	char peer[64];
 };
 
@@ -127,6 +129,9 @@ static void conn_free(struct inbox_conn *c)
 {
 	struct inbox *ib = c->ib;
 
+	if (c->dead)
+		return;
+	c->dead = true;
 	if (c->event_fd >= 0)
 		loop_unwatch(ib->loop, c->event_fd);
 	(void)rpma_conn_disconnect(c->conn);
@@ -140,7 +145,8 @@ static void conn_free(struct inbox_conn *c)
 	pthread_mutex_lock(&ib->lock);
 	ib->nconns--;
 	pthread_mutex_unlock(&ib->lock);
-	free(c);
+	c->free_task = (struct loop_task){NULL, free, c};
+	loop_after_batch(ib->loop, &c->free_task);
 }
 
 static struct inbox_conn *conn_by_qp(struct inbox *ib, uint32_t qp_num)
@@ -157,7 +163,7 @@ static void on_conn_event(void *arg)
 	enum rpma_conn_event ev;
 	int ret;
 
-	while (fd_readable(c->event_fd)) {
+	while (!c->dead && fd_readable(c->event_fd)) {
 		ev = RPMA_CONN_UNDEFINED;
 		ret = rpma_conn_next_event(c->conn, &ev);
 		if (ret == RPMA_E_NO_EVENT)

@@ -23,7 +23,8 @@ struct inbox_handle {
 	struct inbox_reader rd;
 	struct inbox_waiter w;
 	pthread_mutex_t lock;
-	fuse_req_t req; /* the read in progress (parked or not), or NULL */
+	fuse_req_t req;	  /* the read in progress (parked or not), or NULL */
+	bool interrupted; /* its INTERRUPT came before it was parked */
 	size_t size;
 	char *text; /* inbox.status: the snapshot */
 	size_t text_len;
@@ -194,9 +195,12 @@ static void on_interrupt(fuse_req_t req, void *data)
 	bool mine = false;
 
 	pthread_mutex_lock(&h->lock);
-	if (h->req == req && inbox_queue_cancel(inbox_queue(h->m->inbox), &h->w)) {
-		h->req = NULL;
-		mine = true;
+	if (h->req == req) {
+		h->interrupted = true;
+		if (inbox_queue_cancel(inbox_queue(h->m->inbox), &h->w)) {
+			h->req = NULL;
+			mine = true;
+		}
 	}
 	pthread_mutex_unlock(&h->lock);
 	if (mine)

@@ -142,6 +142,14 @@ static void load_bytes(const char *path, const char *buf, size_t len, struct rpm
 	}
 	cfg_apply_keys(&scan, d, *cfg, rep);
 	/* a mount that only receives needs no peer; one that does neither is a mistake */
+	/* the inbox's files and a peer's spool file share the directory */
+	if ((*cfg)->inbox.enabled && rpmafs_cfg_find_peer(*cfg, "inbox")) {
+		const struct cfg_section *sec = cfg_scan_section(&scan, "inbox");
+
+		cfg_problem(rep, sec ? sec->line : 0, "inbox", NULL,
+			"a peer may not be called inbox when [rpmafs] listen is set: the mount's "
+			"inbox has that name");
+	}
 	if (npeers == 0 && !listen_line(&scan))
 		cfg_problem(rep, 0, NULL, NULL,
 			"no peers: add a section such as [alpha] with address = 192.168.77.2, or "

@@ -1553,6 +1553,8 @@ static void test_inbox_bad_values(void **state)
 		":3: [rpmafs] inbox_slots: \"0\" is out of range");
 	assert_one_problem(fx, "[rpmafs]\nlisten = 10.0.0.1\ninbox_max_message = 2MiB\n",
 		":3: [rpmafs] inbox_max_message: \"2MiB\" is over the limit");
+	assert_one_problem(fx, "[rpmafs]\nlisten = 10.0.0.1\n[inbox]\naddress = 10.0.0.2\n",
+		":3: [inbox]: a peer may not be called inbox");
 	/* the inbox keys belong to [rpmafs] */
 	assert_one_problem(fx, "[alpha]\naddress = 10.0.0.2\nlisten = 10.0.0.1\n",
 		":3: [alpha] listen: is a global setting");

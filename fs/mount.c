@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "devices.h"
+#include "inbox.h"
 #include "log.h"
 #include "loop.h"
 #include "memlock.h"
@@ -78,8 +79,11 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 	for (unsigned i = 0; i < npeers; i++)
 		rdma_peers += m->cfg->peers[i].type != RPMAFS_PEER_NULL;
 	if (memlock_plan(m->cfg->slots, m->cfg->slots_set, RPMAFS_CFG_DEFAULT_SLOTS,
-		    RPMAFS_CFG_SLOTS_MIN, m->nworkers, FUSE_READ_SIZE, rdma_peers, &plan, why,
-		    sizeof(why))) {
+		    RPMAFS_CFG_SLOTS_MIN, m->nworkers, FUSE_READ_SIZE, rdma_peers,
+		    m->cfg->inbox.enabled
+			    ? (unsigned long long)m->cfg->inbox.slots * m->cfg->inbox.max_message
+			    : 0,
+		    &plan, why, sizeof(why))) {
 		fprintf(stderr, "rpmafs: %s\n", why);
 		return 1;
 	}
@@ -87,8 +91,8 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 		log_notice("slots = %u: the pool of (%u slots + %u workers) x %u KiB fits in "
 			   "RLIMIT_MEMLOCK (%llu KiB, %llu KiB kept for the RDMA provider); set "
 			   "'slots' in [rpmafs] to choose",
-			plan.slots, plan.slots, m->nworkers, FUSE_READ_SIZE / 1024, plan.limit / 1024,
-			plan.reserve / 1024);
+			plan.slots, plan.slots, m->nworkers, FUSE_READ_SIZE / 1024,
+			plan.limit / 1024, plan.reserve / 1024);
 	m->cfg->slots = plan.slots;
 	/* two descriptors per connection: 1024 would stop at ~480 peers */
 	ret = nofile_raise(rdma_peers, &fds, why, sizeof(why));
@@ -105,9 +109,15 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 	}
 	if (devices_new(m->pool, &m->devices) || loop_new(mount_tick, m, &m->loop))
 		goto nomem;
-	m->env = (struct spool_env){.pool = m->pool, .loop = m->loop, .devices = m->devices,
-		.nworkers = m->nworkers};
-	m->spools = calloc(npeers, sizeof(*m->spools));
+	m->env = (struct spool_env){
+		.pool = m->pool, .loop = m->loop, .devices = m->devices, .nworkers = m->nworkers};
+	if (m->cfg->inbox.enabled &&
+		inbox_new(&m->cfg->inbox, m->loop, NULL, NULL, &m->inbox, why, sizeof(why))) {
+		fprintf(stderr, "rpmafs: %s: %s\n", m->cfg->path, why);
+		inbox_delete(&m->inbox);
+		return 1;
+	}
+	m->spools = calloc(npeers ? npeers : 1, sizeof(*m->spools));
 	if (!m->spools)
 		goto nomem;
 	for (; m->nspools < npeers; m->nspools++) {
@@ -155,8 +165,8 @@ int mount_start(struct mount *m, int done_fd)
 		log_err("cannot start the FUSE workers");
 		return -1;
 	}
-	log_notice("mounted %s: %u peers, %u request buffers of %zu KiB", m->mountpoint,
-		m->nspools, pool_nslots(m->pool), pool_slot_size(m->pool) / 1024);
+	log_notice("mounted %s: %u peers, %u request buffers of %zu KiB", m->mountpoint, m->nspools,
+		pool_nslots(m->pool), pool_slot_size(m->pool) / 1024);
 	/*
 	 * Ready: the directory is mounted and every spool takes writes (a
 	 * write before its peer is up waits for it, up to send_timeout_ms).
@@ -215,6 +225,8 @@ void mount_stop(struct mount *m)
 		loop_stop(m->loop);
 		m->loop_running = false;
 	}
+	/* unread messages were never acknowledged; parked reads end (EOF) */
+	inbox_delete(&m->inbox);
 	for (unsigned i = 0; i < m->nspools; i++)
 		spool_close(&m->spools[i]);
 }
@@ -238,6 +250,7 @@ void mount_teardown(struct mount *m)
 	free(m->spools);
 	m->spools = NULL;
 	m->nspools = 0;
+	inbox_delete(&m->inbox);
 	loop_delete(&m->loop);
 	devices_delete(&m->devices);
 	pool_delete(&m->pool);

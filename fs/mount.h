@@ -19,6 +19,7 @@
 
 #include "spool.h"
 
+struct inbox;
 struct loop;
 struct workers;
 
@@ -31,10 +32,11 @@ struct mount {
 	struct devices *devices;
 	struct loop *loop;
 	bool loop_running;
-	struct spool_env env;	/* what every spool shares */
+	struct spool_env env; /* what every spool shares */
 
 	unsigned nspools;
 	struct spool *spools;
+	struct inbox *inbox; /* [rpmafs] listen: inbox.h; else NULL */
 
 	unsigned nworkers;
 	struct workers *workers;

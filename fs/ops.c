@@ -12,12 +12,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "inbox_ops.h"
 #include "log.h"
 #include "mount.h"
 #include "ops.h"
@@ -34,6 +36,15 @@ static struct mount *mount_of(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
 }
+
+/* a request on the inbox's files is inbox_ops.c's: call, and nothing more here */
+#define INBOX_OR(call)                                   \
+	do {                                             \
+		if (inbox_ops_ino(mount_of(req), ino)) { \
+			call;                            \
+			return;                          \
+		}                                        \
+	} while (0)
 
 static void fill_attr(struct mount *m, fuse_ino_t ino, struct stat *st)
 {
@@ -92,16 +103,26 @@ static double attr_timeout(struct mount *m, fuse_ino_t ino)
 	return is_status ? 0.0 : SPOOL_ATTR_TIMEOUT;
 }
 
+static void op_poll(
+	fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct fuse_pollhandle *ph)
+{
+	INBOX_OR(inbox_ops_poll(req, mount_of(req), ino, fi, ph));
+	/* spool and status files: always ready, as for a regular file */
+	if (ph)
+		fuse_pollhandle_destroy(ph);
+	fuse_reply_poll(req, POLLIN | POLLOUT);
+}
+
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
+	inbox_ops_init(userdata, NULL);
 	/* O_TRUNC travels in OPEN instead of costing a SETATTR */
 	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
 		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
 	/* requests must land in our registered buffers, one write whole */
 	conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE |
-		FUSE_CAP_ASYNC_DIO | FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_AUTO_INVAL_DATA |
-		FUSE_CAP_READDIRPLUS | FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
+			FUSE_CAP_ASYNC_DIO | FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_AUTO_INVAL_DATA |
+			FUSE_CAP_READDIRPLUS | FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
 	conn->max_write = FUSE_ATOMIC_WRITE_MAX + 1;
 	conn->max_background = 64;
 	conn->time_gran = 1;
@@ -116,6 +137,8 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENOTDIR);
 		return;
 	}
+	if (inbox_ops_lookup(req, m, name))
+		return;
 	for (unsigned i = 0; i < m->nspools; i++) {
 		const char *peer = m->spools[i].cfg->name;
 		size_t n = strlen(peer);
@@ -147,6 +170,7 @@ static bool valid_ino(struct mount *m, fuse_ino_t ino)
 
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	INBOX_OR(inbox_ops_getattr(req, mount_of(req), ino));
 	struct mount *m = mount_of(req);
 	struct stat st;
 
@@ -182,9 +206,10 @@ static void handle_note(struct fuse_file_info *fi, bool empty_intent, bool faile
 	pthread_mutex_unlock(&fh->sp->lock);
 }
 
-static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
-	struct fuse_file_info *fi)
+static void op_setattr(
+	fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
 {
+	INBOX_OR(fuse_reply_err(req, EPERM));
 	struct mount *m = mount_of(req);
 	struct stat st;
 	bool is_status = false;
@@ -220,13 +245,14 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	fuse_reply_attr(req, &st, attr_timeout(m, ino));
 }
 
-static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-	struct fuse_file_info *fi)
+static void op_readdir(
+	fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct mount *m = mount_of(req);
 	char *buf;
 	size_t used = 0;
-	off_t n = 0, total = 2 + 2 * (off_t)m->nspools;
+	off_t n = 0, spools_end = 2 + 2 * (off_t)m->nspools;
+	off_t total = spools_end + inbox_ops_dirents(m);
 
 	(void)fi;
 	if (ino != FUSE_ROOT_ID) {
@@ -249,6 +275,12 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		} else if (n == 1) {
 			st.st_ino = FUSE_ROOT_ID;
 			strcpy(name, "..");
+		} else if (n >= spools_end) {
+			fuse_ino_t ino_i;
+
+			snprintf(name, sizeof(name), "%s",
+				inbox_ops_dirent(m, (unsigned)(n - spools_end), &ino_i));
+			st.st_ino = ino_i;
 		} else {
 			unsigned i = (unsigned)(n - 2) / 2;
 			bool status = (n - 2) % 2 == 1;
@@ -269,6 +301,7 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	INBOX_OR(inbox_ops_open(req, mount_of(req), ino, fi));
 	struct mount *m = mount_of(req);
 	int acc = fi->flags & O_ACCMODE;
 	struct handle *fh;
@@ -301,8 +334,8 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			return;
 		}
 	} else {
-		fh->sync = sp->cfg->mode == RPMAFS_MODE_SYNC ||
-			(fi->flags & (O_SYNC | O_DSYNC)) != 0;
+		fh->sync =
+			sp->cfg->mode == RPMAFS_MODE_SYNC || (fi->flags & (O_SYNC | O_DSYNC)) != 0;
 		/* `: > f` opens O_TRUNC (atomic O_TRUNC: the flag reaches us) */
 		fh->empty_intent = (fi->flags & O_TRUNC) != 0;
 		pthread_mutex_lock(&sp->lock);
@@ -328,9 +361,10 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 }
 
-static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-	struct fuse_file_info *fi)
+static void op_read(
+	fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
+	INBOX_OR(inbox_ops_read(req, mount_of(req), ino, size, off, fi));
 	struct handle *fh = handle_of(fi);
 
 	(void)ino;
@@ -411,6 +445,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	INBOX_OR(fuse_reply_err(req, 0));
 	struct handle *fh = handle_of(fi);
 
 	(void)ino;
@@ -425,6 +460,7 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
+	INBOX_OR(fuse_reply_err(req, 0));
 	struct handle *fh = handle_of(fi);
 
 	(void)ino;
@@ -437,6 +473,7 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	INBOX_OR(inbox_ops_release(req, mount_of(req), ino, fi));
 	struct handle *fh = handle_of(fi);
 	struct spool *sp = fh->sp;
 	bool send_empty;
@@ -480,6 +517,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
+	INBOX_OR(inbox_ops_getxattr(req, mount_of(req), ino, name, size));
 	struct mount *m = mount_of(req);
 	char value[256];
 	struct spool *sp;
@@ -504,6 +542,7 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 
 static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
+	INBOX_OR(inbox_ops_listxattr(req, mount_of(req), ino, size));
 	struct mount *m = mount_of(req);
 	bool is_status;
 	size_t len;
@@ -525,15 +564,16 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 		fuse_reply_buf(req, names, len);
 }
 
-static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
-	size_t size, int flags)
+static void op_setxattr(
+	fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size, int flags)
 {
 	(void)ino;
 	(void)value;
 	(void)size;
 	(void)flags;
-	fuse_reply_err(req, strncmp(name, STATUS_XATTR_PREFIX, strlen(STATUS_XATTR_PREFIX)) == 0 ?
-		EPERM : ENOTSUP);
+	fuse_reply_err(req, strncmp(name, STATUS_XATTR_PREFIX, strlen(STATUS_XATTR_PREFIX)) == 0
+				    ? EPERM
+				    : ENOTSUP);
 }
 
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
@@ -543,6 +583,7 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 
 static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
 {
+	INBOX_OR(fuse_reply_err(req, mask & (W_OK | X_OK) ? EACCES : 0));
 	struct mount *m = mount_of(req);
 	bool is_status;
 
@@ -596,8 +637,8 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	op_mknod(req, parent, name, mode, 0);
 }
 
-static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-	struct fuse_file_info *fi)
+static void op_create(
+	fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi)
 {
 	(void)fi;
 	op_mknod(req, parent, name, mode, 0);
@@ -641,6 +682,7 @@ const struct fuse_lowlevel_ops rpmafs_ops = {
 	.flush = op_flush,
 	.fsync = op_fsync,
 	.release = op_release,
+	.poll = op_poll,
 	.getxattr = op_getxattr,
 	.listxattr = op_listxattr,
 	.setxattr = op_setxattr,

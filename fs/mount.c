@@ -91,8 +91,8 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 		log_notice("slots = %u: the pool of (%u slots + %u workers) x %u KiB fits in "
 			   "RLIMIT_MEMLOCK (%llu KiB, %llu KiB kept for the RDMA provider); set "
 			   "'slots' in [rpmafs] to choose",
-			plan.slots, plan.slots, m->nworkers, FUSE_READ_SIZE / 1024,
-			plan.limit / 1024, plan.reserve / 1024);
+			plan.slots, plan.slots, m->nworkers, FUSE_READ_SIZE / 1024, plan.limit / 1024,
+			plan.reserve / 1024);
 	m->cfg->slots = plan.slots;
 	/* two descriptors per connection: 1024 would stop at ~480 peers */
 	ret = nofile_raise(rdma_peers, &fds, why, sizeof(why));
@@ -109,8 +109,8 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 	}
 	if (devices_new(m->pool, &m->devices) || loop_new(mount_tick, m, &m->loop))
 		goto nomem;
-	m->env = (struct spool_env){
-		.pool = m->pool, .loop = m->loop, .devices = m->devices, .nworkers = m->nworkers};
+	m->env = (struct spool_env){.pool = m->pool, .loop = m->loop, .devices = m->devices,
+		.nworkers = m->nworkers};
 	if (m->cfg->inbox.enabled &&
 		inbox_new(&m->cfg->inbox, m->loop, NULL, NULL, &m->inbox, why, sizeof(why))) {
 		fprintf(stderr, "rpmafs: %s: %s\n", m->cfg->path, why);
@@ -165,8 +165,8 @@ int mount_start(struct mount *m, int done_fd)
 		log_err("cannot start the FUSE workers");
 		return -1;
 	}
-	log_notice("mounted %s: %u peers, %u request buffers of %zu KiB", m->mountpoint, m->nspools,
-		pool_nslots(m->pool), pool_slot_size(m->pool) / 1024);
+	log_notice("mounted %s: %u peers, %u request buffers of %zu KiB", m->mountpoint,
+		m->nspools, pool_nslots(m->pool), pool_slot_size(m->pool) / 1024);
 	/*
 	 * Ready: the directory is mounted and every spool takes writes (a
 	 * write before its peer is up waits for it, up to send_timeout_ms).

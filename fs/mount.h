@@ -32,7 +32,7 @@ struct mount {
 	struct devices *devices;
 	struct loop *loop;
 	bool loop_running;
-	struct spool_env env; /* what every spool shares */
+	struct spool_env env;	/* what every spool shares */
 
 	unsigned nspools;
 	struct spool *spools;

@@ -121,8 +121,8 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
 	/* requests must land in our registered buffers, one write whole */
 	conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE |
-			FUSE_CAP_ASYNC_DIO | FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_AUTO_INVAL_DATA |
-			FUSE_CAP_READDIRPLUS | FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
+		FUSE_CAP_ASYNC_DIO | FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_AUTO_INVAL_DATA |
+		FUSE_CAP_READDIRPLUS | FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
 	conn->max_write = FUSE_ATOMIC_WRITE_MAX + 1;
 	conn->max_background = 64;
 	conn->time_gran = 1;
@@ -206,8 +206,8 @@ static void handle_note(struct fuse_file_info *fi, bool empty_intent, bool faile
 	pthread_mutex_unlock(&fh->sp->lock);
 }
 
-static void op_setattr(
-	fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+	struct fuse_file_info *fi)
 {
 	INBOX_OR(fuse_reply_err(req, EPERM));
 	struct mount *m = mount_of(req);
@@ -245,8 +245,8 @@ static void op_setattr(
 	fuse_reply_attr(req, &st, attr_timeout(m, ino));
 }
 
-static void op_readdir(
-	fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+	struct fuse_file_info *fi)
 {
 	struct mount *m = mount_of(req);
 	char *buf;
@@ -334,8 +334,8 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			return;
 		}
 	} else {
-		fh->sync =
-			sp->cfg->mode == RPMAFS_MODE_SYNC || (fi->flags & (O_SYNC | O_DSYNC)) != 0;
+		fh->sync = sp->cfg->mode == RPMAFS_MODE_SYNC ||
+			(fi->flags & (O_SYNC | O_DSYNC)) != 0;
 		/* `: > f` opens O_TRUNC (atomic O_TRUNC: the flag reaches us) */
 		fh->empty_intent = (fi->flags & O_TRUNC) != 0;
 		pthread_mutex_lock(&sp->lock);
@@ -361,8 +361,8 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 }
 
-static void op_read(
-	fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+	struct fuse_file_info *fi)
 {
 	INBOX_OR(inbox_ops_read(req, mount_of(req), ino, size, off, fi));
 	struct handle *fh = handle_of(fi);
@@ -564,16 +564,15 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 		fuse_reply_buf(req, names, len);
 }
 
-static void op_setxattr(
-	fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size, int flags)
+static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+	size_t size, int flags)
 {
 	(void)ino;
 	(void)value;
 	(void)size;
 	(void)flags;
-	fuse_reply_err(req, strncmp(name, STATUS_XATTR_PREFIX, strlen(STATUS_XATTR_PREFIX)) == 0
-				    ? EPERM
-				    : ENOTSUP);
+	fuse_reply_err(req, strncmp(name, STATUS_XATTR_PREFIX, strlen(STATUS_XATTR_PREFIX)) == 0 ?
+		EPERM : ENOTSUP);
 }
 
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
@@ -637,8 +636,8 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	op_mknod(req, parent, name, mode, 0);
 }
 
-static void op_create(
-	fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi)
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+	struct fuse_file_info *fi)
 {
 	(void)fi;
 	op_mknod(req, parent, name, mode, 0);

@@ -19,7 +19,9 @@
 #include <librpma_ext.h>
 #endif
 
+#include "ack.h"
 #include "allow.h"
+#include "inbox_ack.h"
 #include "inbox.h"
 #include "log.h"
 #include "loop.h"
@@ -35,6 +37,10 @@ struct inbox_conn {
 	uint32_t qp_num;
 	struct loop_watch watch;
 	struct loop_task free_task;
+	struct inbox_ack_conn ack; /* receiver confirmation (inbox_ack.h); off for plain senders */
+	struct rpma_cq *cq;	   /* its send completions: acknowledgements only */
+	int cq_fd;
+	struct loop_watch cq_watch;
 	bool dead; /* deleted; freed after the loop's batch (an event may be in it) */
 	char peer[64];
 };
@@ -65,12 +71,14 @@ struct inbox {
 	uint32_t slots, slot_size;
 	struct slot_task *tasks;
 	struct inbox_queue *q;
+	struct inbox_ack *acks;
 	struct inbox_conn *conns;
 	bool failed;
+	bool closing; /* inbox_delete: nothing goes back to the queue */
 
 	pthread_mutex_t lock; /* the figures below, read by inbox_stats_get() */
 	uint32_t nconns;
-	uint64_t accepted, rejected, bad;
+	uint64_t accepted, rejected, bad, acks_sent, duplicates;
 	char last_sender[64];
 	char listen[300];
 };
@@ -103,18 +111,56 @@ static int post(struct inbox *ib, uint32_t slot)
 }
 
 /* on the loop thread: the slot is free, its receive goes back to the queue */
-static void repost(void *arg)
+static void post_slot(void *arg, uint32_t slot)
+{
+	struct inbox *ib = arg;
+	int ret;
+
+	if (ib->closing)
+		return;
+	ret = post(ib, slot);
+	if (ret)
+		log_err("inbox: posting receive %u again failed: %s", slot, rpma_err_2str(ret));
+}
+
+static void conn_free(struct inbox_conn *c);
+
+/* send c's acknowledgement if one is due; a failure ends the connection */
+static void ack(struct inbox_conn *c)
+{
+	const char *why;
+
+	if (c->dead || !c->ack.on)
+		return;
+	if (inbox_ack_send(c->ib->acks, &c->ack, c->conn, &why) < 0) {
+		log_notice("inbox: connection %s: acknowledgement failed: %s; closing it", c->peer,
+			why);
+		conn_free(c);
+	}
+}
+
+/* on the loop thread: slot's message was read whole (inbox_ack.h) */
+static void on_read(void *arg)
 {
 	struct slot_task *t = arg;
-	int ret = post(t->ib, t->slot);
+	struct inbox_ack_conn *ac = inbox_ack_released(t->ib->acks, t->slot, post_slot, t->ib);
 
-	if (ret)
-		log_err("inbox: posting receive %u again failed: %s", t->slot, rpma_err_2str(ret));
+	if (ac)
+		ack((struct inbox_conn *)((char *)ac - offsetof(struct inbox_conn, ack)));
+}
+
+/* on the loop thread: a message of c's nobody has started is taken back */
+static bool withdraw(void *arg, uint32_t slot)
+{
+	struct inbox *ib = arg;
+
+	return !ib->closing && inbox_queue_withdraw(ib->q, slot);
 }
 
 /*
- * The message in slot was read to its last byte (inbox_queue.h). Receiver-
- * confirmed delivery (issue 13) acknowledges the message to its sender here.
+ * The message in slot was read to its last byte (inbox_queue.h): on the
+ * loop thread, it is acknowledged to a receiver-confirmed sender and its
+ * receive posted again (on_read).
  */
 static void on_release(void *arg, uint32_t slot, bool unread)
 {
@@ -134,6 +180,14 @@ static void conn_free(struct inbox_conn *c)
 	c->dead = true;
 	if (c->event_fd >= 0)
 		loop_unwatch(ib->loop, c->event_fd);
+	if (c->cq_fd >= 0)
+		loop_unwatch(ib->loop, c->cq_fd);
+	pthread_mutex_lock(&ib->lock);
+	ib->acks_sent += c->ack.acks;
+	ib->duplicates += c->ack.duplicates;
+	pthread_mutex_unlock(&ib->lock);
+	/* what it sent and nobody started reading was never acknowledged: it comes again */
+	inbox_ack_drop(ib->acks, &c->ack, withdraw, post_slot, ib);
 	(void)rpma_conn_disconnect(c->conn);
 	(void)rpma_conn_delete(&c->conn);
 	if (c->prev)
@@ -155,6 +209,36 @@ static struct inbox_conn *conn_by_qp(struct inbox *ib, uint32_t qp_num)
 		if (c->qp_num == qp_num)
 			return c;
 	return NULL;
+}
+
+/* c's send completions: its acknowledgements went out (or failed to) */
+static void on_send_cq(void *arg)
+{
+	struct inbox_conn *c = arg;
+	struct ibv_wc wc[INBOX_ACK_BUFS];
+	const char *why;
+	int n, ret;
+
+	while (!c->dead && fd_readable(c->cq_fd))
+		if (rpma_cq_wait(c->cq))
+			break;
+	while (!c->dead) {
+		n = 0;
+		ret = rpma_cq_get_wc(c->cq, INBOX_ACK_BUFS, wc, &n);
+		if (ret)
+			break;
+		for (int i = 0; i < n && !c->dead; i++) {
+			if (inbox_ack_sent(&c->ack, &wc[i], &why) &&
+				wc[i].status != IBV_WC_WR_FLUSH_ERR) {
+				log_notice("inbox: connection %s: acknowledgement failed: %s; "
+					   "closing it",
+					c->peer, why);
+				conn_free(c);
+			}
+		}
+	}
+	if (!c->dead && c->ack.owed)
+		ack(c);
 }
 
 static void on_conn_event(void *arg)
@@ -217,7 +301,7 @@ static void on_request(struct inbox *ib, struct rpma_conn_req **req)
 	struct inbox_conn *c;
 	const char *why;
 	bool known = false;
-	int ret;
+	int ret, credits = 0;
 
 #ifdef RPMA_HAVE_EXT
 	known = rpma_conn_req_get_peer_addr(*req, &ss) == 0;
@@ -250,15 +334,25 @@ static void on_request(struct inbox *ib, struct rpma_conn_req **req)
 		return;
 	}
 	c->ib = ib;
-	c->event_fd = -1;
+	c->event_fd = c->cq_fd = -1;
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
-	/* no credits: the shared queue promises no receive to any one sender */
-	rpmafs_pdata_encode(&(struct rpmafs_pdata){ib->slot_size, 0, 0}, reply);
+	if (kind == RPMAFS_PDATA_OK && (pd.flags & RPMAFS_PDATA_F_ACK))
+		credits = inbox_ack_offer(ib->acks, &c->ack);
+	/*
+	 * Plain senders: no credits, the shared queue promises no receive to
+	 * any one of them. A receiver-confirmed sender: its share, less one
+	 * kept for a REQUEST (inbox_ack_offer), and the flag in answer.
+	 */
+	rpmafs_pdata_encode(
+		&(struct rpmafs_pdata){ib->slot_size, credits > 0 ? (uint32_t)credits : 0,
+			c->ack.on ? RPMAFS_PDATA_F_ACK : 0},
+		reply);
 	ours.ptr = reply;
 	ours.len = sizeof(reply);
 	ret = rpma_conn_req_connect(req, &ours, &c->conn);
 	if (ret) {
 		log_notice("inbox: accepting %s failed: %s", peer, rpma_err_2str(ret));
+		inbox_ack_drop(ib->acks, &c->ack, withdraw, post_slot, ib);
 		free(c);
 		count(ib, &ib->rejected);
 		return;
@@ -280,8 +374,19 @@ static void on_request(struct inbox *ib, struct rpma_conn_req **req)
 		conn_free(c);
 		return;
 	}
+	c->cq_watch = (struct loop_watch){on_send_cq, c};
+	if (c->ack.on &&
+		(rpma_conn_get_cq(c->conn, &c->cq) || rpma_cq_get_fd(c->cq, &c->cq_fd) ||
+			set_nonblock(c->cq_fd) || loop_watch(ib->loop, c->cq_fd, &c->cq_watch))) {
+		c->cq_fd = -1;
+		log_err("inbox: connection %s: cannot watch its completions", peer);
+		conn_free(c);
+		return;
+	}
 	log_info("inbox: accepting %s (%s)", peer,
-		kind == RPMAFS_PDATA_OK ? "rpmafs sender" : "no rpmafs private data");
+		kind != RPMAFS_PDATA_OK ? "no rpmafs private data"
+		: c->ack.on		? "rpmafs sender, acknowledged at read"
+					: "rpmafs sender");
 }
 
 static void on_listener(void *arg)
@@ -330,8 +435,31 @@ static void on_wc(struct inbox *ib, const struct ibv_wc *wc, bool *arrived)
 			count(ib, &ib->bad);
 			conn_free(c);
 		}
-		repost(&ib->tasks[slot]);
+		post_slot(ib, (uint32_t)slot);
 		return;
+	}
+	if (c && c->ack.on) {
+		const char *why = "";
+		enum inbox_take take = inbox_ack_take(ib->acks, &c->ack, (uint32_t)slot, wc, &why);
+
+		if (take == INBOX_TAKE_DUPLICATE)
+			log_info("inbox: connection %s: message %u again: a duplicate, dropped",
+				c->peer, (unsigned)(ntohl(wc->imm_data) & RPMAFS_SEQ_MASK));
+		if (take == INBOX_TAKE_BAD) {
+			log_notice("inbox: connection %s: %s; closing it", c->peer, why);
+			count(ib, &ib->bad);
+		}
+		if (take != INBOX_TAKE_RECORD) {
+			/* nothing to read: the receive goes back, a duplicate or request is answered */
+			post_slot(ib, (uint32_t)slot);
+			if (take == INBOX_TAKE_BAD)
+				conn_free(c);
+			else
+				ack(c);
+			return;
+		}
+	} else {
+		inbox_ack_plain(ib->acks, (uint32_t)slot);
 	}
 	pthread_mutex_lock(&ib->lock);
 	snprintf(ib->last_sender, sizeof(ib->last_sender), "%s", c ? c->peer : "(gone)");
@@ -393,6 +521,12 @@ static int setup_rdma(struct inbox *ib, const struct rpmafs_inbox_cfg *cfg, char
 			ib->slots, ib->slot_size, rpma_err_2str(ret));
 		return -1;
 	}
+	ret = inbox_ack_new(ib->peer, ib->slots, INBOX_CONNS_MAX, &ib->acks);
+	if (ret) {
+		snprintf(why, n, "inbox: cannot register the acknowledgement buffers: %s",
+			ret < 0 ? strerror(-ret) : rpma_err_2str(ret));
+		return -1;
+	}
 	ret = rpma_srq_cfg_new(&scfg);
 	if (!ret)
 		ret = rpma_srq_cfg_set_rq_size(scfg, ib->slots);
@@ -407,15 +541,15 @@ static int setup_rdma(struct inbox *ib, const struct rpmafs_inbox_cfg *cfg, char
 		ret = RPMA_E_UNKNOWN;
 	if (!ret)
 		ret = rpma_cq_get_fd(ib->rcq, &ib->rcq_fd);
-	/* a connection receives into the shared queue and sends nothing */
+	/* a connection receives into the shared queue and sends only acknowledgements */
 	if (!ret)
 		ret = rpma_conn_cfg_new(&ib->conn_cfg);
 	if (!ret)
 		ret = rpma_conn_cfg_set_srq(ib->conn_cfg, ib->srq);
 	if (!ret)
-		ret = rpma_conn_cfg_set_sq_size(ib->conn_cfg, 1);
+		ret = rpma_conn_cfg_set_sq_size(ib->conn_cfg, INBOX_ACK_BUFS);
 	if (!ret)
-		ret = rpma_conn_cfg_set_cq_size(ib->conn_cfg, 1);
+		ret = rpma_conn_cfg_set_cq_size(ib->conn_cfg, INBOX_ACK_BUFS);
 	if (!ret)
 		ret = rpma_conn_cfg_set_rq_size(ib->conn_cfg, 1);
 	for (uint32_t i = 0; !ret && i < ib->slots; i++)
@@ -472,13 +606,16 @@ int inbox_new(const struct rpmafs_inbox_cfg *cfg, struct loop *loop, void (*on_a
 	if (!ib->tasks || recv_allow_new(&ib->allow) ||
 		posix_memalign((void **)&ib->buf, page > 0 ? (size_t)page : 4096,
 			(size_t)ib->slots * ib->slot_size) ||
-		inbox_queue_new(ib->slots, (enum rpmafs_record_format)cfg->format, on_release, ib,
-			&ib->q)) {
+		inbox_queue_new(ib->slots,
+			cfg->format == RPMAFS_INBOX_LEN	  ? RPMAFS_RECORD_LEN
+			: cfg->format == RPMAFS_INBOX_RAW ? RPMAFS_RECORD_RAW
+							  : RPMAFS_RECORD_LINES,
+			on_release, ib, &ib->q)) {
 		snprintf(why, whylen, "inbox: out of memory");
 		return -1;
 	}
 	for (uint32_t i = 0; i < ib->slots; i++)
-		ib->tasks[i] = (struct slot_task){{NULL, repost, &ib->tasks[i]}, ib, i};
+		ib->tasks[i] = (struct slot_task){{NULL, on_read, &ib->tasks[i]}, ib, i};
 	for (size_t i = 0; i < cfg->nallow; i++) {
 		if (recv_allow_add(ib->allow, cfg->allow[i], &bad)) {
 			snprintf(why, whylen, "allow = %s: %s", cfg->allow[i], bad);
@@ -500,6 +637,7 @@ void inbox_delete(struct inbox **ib_ptr)
 
 	if (!ib)
 		return;
+	ib->closing = true;
 	while (ib->conns)
 		conn_free(ib->conns);
 	if (ib->ep) {
@@ -516,6 +654,7 @@ void inbox_delete(struct inbox **ib_ptr)
 		(void)rpma_srq_delete(&ib->srq);
 	if (ib->mr)
 		(void)rpma_mr_dereg(&ib->mr);
+	inbox_ack_delete(&ib->acks);
 	if (ib->peer)
 		(void)rpma_peer_delete(&ib->peer);
 	recv_allow_delete(&ib->allow);
@@ -548,6 +687,12 @@ void inbox_stats_get(struct inbox *ib, struct inbox_stats *st)
 	st->accepted = ib->accepted;
 	st->rejected = ib->rejected;
 	st->failed = ib->bad;
+	st->acks = ib->acks_sent;
+	st->duplicates = ib->duplicates;
+	for (struct inbox_conn *c = ib->conns; c; c = c->next) {
+		st->acks += c->ack.acks;
+		st->duplicates += c->ack.duplicates;
+	}
 	snprintf(st->listen, sizeof(st->listen), "%s", ib->listen);
 	snprintf(st->last_sender, sizeof(st->last_sender), "%s", ib->last_sender);
 	st->state = ib->failed ? "failed" : "listening";

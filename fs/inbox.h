@@ -52,6 +52,8 @@ struct inbox_stats {
 	uint64_t accepted;
 	uint64_t rejected;    /* refused at connect time (allow, private data, limit) */
 	uint64_t failed;      /* connections closed for a bad message (e.g. oversize) */
+	uint64_t acks;	      /* acknowledgements sent (receiver-confirmed senders) */
+	uint64_t duplicates;  /* messages dropped: a number already taken on its connection */
 	char listen[300];     /* ADDR:PORT */
 	char last_sender[64]; /* "" before the first message */
 	const char *state;    /* "listening" or "failed" */

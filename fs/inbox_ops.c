@@ -81,11 +81,13 @@ static char *render(struct mount *m, size_t *len)
 	n = asprintf(&text,
 		"state: %s\nlisten: %s\nconnections: %u\naccepted: %llu\nrejected: %llu\n"
 		"failed: %llu\nreceived: %llu\nread: %llu\nwaiting: %u\nbytes: %llu\n"
-		"readers: %u\nlast_sender: %s\n",
+		"readers: %u\nacks: %llu\nduplicates: %llu\nwithdrawn: %llu\nlast_sender: %s\n",
 		st.state, st.listen, st.connections, (unsigned long long)st.accepted,
 		(unsigned long long)st.rejected, (unsigned long long)st.failed,
 		(unsigned long long)st.q.received, (unsigned long long)st.q.read, st.q.waiting,
-		(unsigned long long)st.q.bytes, st.q.readers, st.last_sender);
+		(unsigned long long)st.q.bytes, st.q.readers, (unsigned long long)st.acks,
+		(unsigned long long)st.duplicates, (unsigned long long)st.q.withdrawn,
+		st.last_sender);
 	if (n < 0)
 		return NULL;
 	*len = (size_t)n;
@@ -344,7 +346,8 @@ static const char xattr_names[] = INBOX_XATTR_PREFIX
 	"state\0" INBOX_XATTR_PREFIX "listen\0" INBOX_XATTR_PREFIX
 	"connections\0" INBOX_XATTR_PREFIX "rejected\0" INBOX_XATTR_PREFIX
 	"received\0" INBOX_XATTR_PREFIX "read\0" INBOX_XATTR_PREFIX "waiting\0" INBOX_XATTR_PREFIX
-	"bytes\0" INBOX_XATTR_PREFIX "last_sender";
+	"bytes\0" INBOX_XATTR_PREFIX "acks\0" INBOX_XATTR_PREFIX "duplicates\0" INBOX_XATTR_PREFIX
+	"withdrawn\0" INBOX_XATTR_PREFIX "last_sender";
 
 void inbox_ops_getxattr(
 	fuse_req_t req, struct mount *m, fuse_ino_t ino, const char *name, size_t size)

@@ -189,7 +189,7 @@ ssize_t inbox_queue_read(struct inbox_queue *q, struct inbox_reader *rd, void *b
 		}
 		slot = finish(q, rd);
 		pthread_mutex_unlock(&q->lock);
-		/* the hook for "the message's last byte was read" (issue 13 acknowledges here) */
+		/* "the message's last byte was read": re-posted, acknowledged (inbox_ack.h) */
 		q->release(q->arg, slot, false);
 		if (n > 0)
 			return (ssize_t)n;
@@ -216,6 +216,31 @@ bool inbox_queue_cancel(struct inbox_queue *q, struct inbox_waiter *w)
 		q->counts.readers--;
 		found = true;
 		break;
+	}
+	pthread_mutex_unlock(&q->lock);
+	return found;
+}
+
+bool inbox_queue_withdraw(struct inbox_queue *q, uint32_t slot)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&q->lock);
+	if (slot < q->nslots && q->slots[slot].state == SLOT_QUEUED) {
+		for (uint32_t i = 0; i < q->count; i++) {
+			if (q->ring[(q->head + i) % q->nslots] != slot)
+				continue;
+			/* close the gap: the ones after it move up, in order */
+			for (uint32_t j = i; j + 1 < q->count; j++)
+				q->ring[(q->head + j) % q->nslots] =
+					q->ring[(q->head + j + 1) % q->nslots];
+			q->count--;
+			q->slots[slot].state = SLOT_FREE;
+			q->counts.waiting--;
+			q->counts.withdrawn++;
+			found = true;
+			break;
+		}
 	}
 	pthread_mutex_unlock(&q->lock);
 	return found;

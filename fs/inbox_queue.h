@@ -9,7 +9,7 @@
  * `head -n 1` takes exactly one message. Each message goes to exactly one
  * reader. Only when the last byte is read is the slot handed back
  * (inbox_release_fn): the receive side re-posts it there, and that is where
- * receiver-confirmed delivery (issue 13) will acknowledge the message. A
+ * receiver-confirmed delivery acknowledges the message (inbox_ack.h). A
  * reader that closes in the middle of a record gives the message back, whole,
  * to the front of the queue: a message is never half delivered and never
  * lost (docs/design.md §13.3).
@@ -56,6 +56,7 @@ struct inbox_counts {
 	uint64_t received; /* messages pushed */
 	uint64_t read;	   /* messages read to their last byte */
 	uint64_t bytes;	   /* payload bytes received */
+	uint64_t withdrawn; /* taken back unread (inbox_queue_withdraw) */
 	uint32_t waiting;  /* messages received and not yet read whole (queued or part read) */
 	uint32_t readers;  /* waiters parked */
 };
@@ -94,6 +95,14 @@ ssize_t inbox_queue_read(struct inbox_queue *q, struct inbox_reader *rd, void *b
  * was parked; false when it is being made ready, or already was.
  */
 bool inbox_queue_cancel(struct inbox_queue *q, struct inbox_waiter *w);
+
+/*
+ * inbox_queue_withdraw -- take slot's message off the queue unread (its
+ * sender will send it again: docs/design.md §13.4). True when it was
+ * queued and no reader had started it; then it is no longer counted
+ * waiting, and the slot is the caller's again (no release call).
+ */
+bool inbox_queue_withdraw(struct inbox_queue *q, uint32_t slot);
 
 /* inbox_queue_readable -- rd holds a message, or one is waiting */
 bool inbox_queue_readable(struct inbox_queue *q, const struct inbox_reader *rd);

@@ -258,6 +258,41 @@ static void test_len_format(void **state)
 	inbox_queue_delete(&fx->q);
 }
 
+/* a message nobody started goes off the queue unread; one being read stays */
+static void test_withdraw(void **state)
+{
+	struct fx *fx = fx_new(RPMAFS_RECORD_LINES);
+	struct inbox_reader rd = {0};
+	struct inbox_counts c;
+
+	(void)state;
+	push(fx, 0, "a");
+	push(fx, 1, "b");
+	push(fx, 2, "c");
+	push(fx, 3, "d");
+	read_is(fx, &rd, 1, "a"); /* slot 0 part read: the newline is left */
+	assert_false(inbox_queue_withdraw(fx->q, 0));
+	assert_true(inbox_queue_withdraw(fx->q, 2));
+	assert_false(inbox_queue_withdraw(fx->q, 2));
+	assert_false(inbox_queue_withdraw(fx->q, 99));
+	inbox_queue_counts(fx->q, &c);
+	assert_int_equal(c.waiting, 3);
+	assert_int_equal(c.withdrawn, 1);
+	/* the rest in order, c gone; its slot takes a new message, released once read */
+	read_is(fx, &rd, 64, "\n");
+	read_is(fx, &rd, 64, "b\n");
+	push(fx, 2, "e");
+	read_is(fx, &rd, 64, "d\n");
+	read_is(fx, &rd, 64, "e\n");
+	assert_int_equal(fx->nreleased, 4);
+	assert_int_equal(fx->released[0], 0);
+	assert_int_equal(fx->released[1], 1);
+	assert_int_equal(fx->released[2], 3);
+	assert_int_equal(fx->released[3], 2);
+	inbox_queue_delete(&fx->q);
+	assert_int_equal(fx->nreleased, 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -270,6 +305,7 @@ int main(void)
 		cmocka_unit_test(test_bad_push),
 		cmocka_unit_test(test_raw_zero_bytes),
 		cmocka_unit_test(test_len_format),
+		cmocka_unit_test(test_withdraw),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -75,17 +75,21 @@ static char *render(struct mount *m, size_t *len)
 {
 	struct inbox_stats st;
 	char *text = NULL;
+	unsigned pollers;
 	int n;
 
 	inbox_stats_get(m->inbox, &st);
+	pthread_mutex_lock(&polls.lock);
+	pollers = polls.n;
+	pthread_mutex_unlock(&polls.lock);
 	n = asprintf(&text,
 		"state: %s\nlisten: %s\nconnections: %u\naccepted: %llu\nrejected: %llu\n"
 		"failed: %llu\nreceived: %llu\nread: %llu\nwaiting: %u\nbytes: %llu\n"
-		"readers: %u\nacks: %llu\nduplicates: %llu\nwithdrawn: %llu\nlast_sender: %s\n",
+		"readers: %u\npollers: %u\nacks: %llu\nduplicates: %llu\nwithdrawn: %llu\nlast_sender: %s\n",
 		st.state, st.listen, st.connections, (unsigned long long)st.accepted,
 		(unsigned long long)st.rejected, (unsigned long long)st.failed,
 		(unsigned long long)st.q.received, (unsigned long long)st.q.read, st.q.waiting,
-		(unsigned long long)st.q.bytes, st.q.readers, (unsigned long long)st.acks,
+		(unsigned long long)st.q.bytes, st.q.readers, pollers, (unsigned long long)st.acks,
 		(unsigned long long)st.duplicates, (unsigned long long)st.q.withdrawn,
 		st.last_sender);
 	if (n < 0)

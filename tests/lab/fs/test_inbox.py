@@ -1,10 +1,18 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
 """The inbox (docs/design.md §13, issue 16): a mount with [rpmafs] listen
-receives; reading /inbox gives one record per read, blocks (or EAGAIN with
-O_NONBLOCK) with nothing waiting, and poll() wakes on arrival; a plain
-Debian-librpma sender is accepted; allow rejects; two mounts talk
-request/response; unmount with unread messages is clean."""
+receives. Reading /inbox gives one record per read, blocks (EAGAIN with
+O_NONBLOCK) with nothing waiting, and poll() wakes on arrival; plain
+Debian-librpma senders get no acknowledgement traffic, rpmafs senders are
+acknowledged once a message was read whole; a slow reader holds a sender
+back without loss; allow and hostile senders; unmount with unread
+messages (a receiver-confirmed sender sends them again to the next
+receiver); two mounts talk request/response.
+
+Every step that could block (a read, a poll, a shell command, a process)
+has the SAFETY_S net: a hang fails with the step's name, it does not hang
+the test. Waits are on events (a status key, a process's line, a thread
+blocked in read(2))."""
 import select
 import stat
 import sys
@@ -13,6 +21,13 @@ import threading
 from fslab import *
 
 SYS_READ = {"x86_64": 0, "aarch64": 63}.get(os.uname().machine)
+PLAIN = os.environ.get("PLAIN_SEND")
+STEP = ["setup"]
+
+
+def step(name):
+    STEP[0] = name
+    print("step: %s" % name, flush=True)
 
 
 def in_read(thread):
@@ -23,37 +38,96 @@ def in_read(thread):
         return False
 
 
-def inbox_status(spool):
+def within(seconds, fn, what):
+    """Run fn in a daemon thread; its result, or a failure naming what
+    when it has not returned after seconds (a hang, not a hung test)."""
+    out = {}
+
+    def run():
+        try:
+            out["v"] = fn()
+        except BaseException as e:  # handed to the caller
+            out["e"] = e
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(seconds)
+    if t.is_alive():
+        fail("%s: %s did not return within %ss" % (STEP[0], what, seconds))
+    if "e" in out:
+        raise out["e"]
+    return out.get("v")
+
+
+def inbox_status(m):
     st = {}
-    with open(os.path.join(spool.mnt, "inbox.status")) as f:
+    with open(os.path.join(m.mnt, "inbox.status")) as f:
         for line in f:
             k, _, v = line.rstrip("\n").partition(": ")
             st[k] = int(v) if v.isdigit() else v
     return st
 
 
-def read_record(path):
-    """One read(2) of the inbox: exactly one lines record."""
-    fd = os.open(path, os.O_RDONLY)
+def wait_inbox(m, key, value):
+    return wait_until(lambda: inbox_status(m)[key] == value, SAFETY_S,
+                      lambda: "%s: inbox %s == %s (status %s)" % (STEP[0], key, value,
+                                                                   inbox_status(m)))
+
+
+def read_record(path, cap=65536):
+    """One read(2) of a fresh descriptor: exactly one record (safety net)."""
+    def once():
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            return os.read(fd, cap)
+        finally:
+            os.close(fd)
+    return within(SAFETY_S, once, "a read of %s" % path)
+
+
+def sh(cwd, cmd, timeout=SAFETY_S, ok=True):
     try:
-        return os.read(fd, 65536)
-    finally:
-        os.close(fd)
+        r = subprocess.run(["bash", "-c", cmd], cwd=cwd, capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        fail("%s: `%s` did not finish within %ss" % (STEP[0], cmd, timeout))
+    if ok and r.returncode != 0:
+        fail("%s: `%s` failed (%d): %s" % (STEP[0], cmd, r.returncode, r.stderr.strip()))
+    return r
+
+
+def plain(addr, port, *args, rc=0):
+    """plain-send ADDR PORT ARGS...; its exit code must be rc; its output."""
+    try:
+        r = subprocess.run([PLAIN] + [a for a in args if a.startswith("--")] + [addr, str(port)] +
+                           [a for a in args if not a.startswith("--")],
+                           capture_output=True, text=True, timeout=SAFETY_S)
+    except subprocess.TimeoutExpired:
+        fail("%s: plain-send %s did not finish within %ss" % (STEP[0], args, SAFETY_S))
+    check(r.returncode == rc, "%s: plain-send %s exited %d, not %d: %s%s" % (
+        STEP[0], args, r.returncode, rc, r.stdout, r.stderr))
+    return r.stdout
 
 
 def body(work):
     a, b = need_lab()
+    if not PLAIN:
+        print("skip: PLAIN_SEND is not built (no Debian librpma)")
+        sys.exit(SKIP)
     pa, pb = next_port(), next_port()
-    # B only receives at first; A sends to it through spool b
-    mb = Spool(work, {"rpmafs": {"listen": "%s:%d" % (b, pb)}, "a": {"address": a, "port": pa}},
-               name="b").mount(wait_connected=False)
+    # B: inbox_slots 8 (a confirmed sender's share is 2: credits 1), 4 KiB messages
+    mb = Spool(work, {"rpmafs": {"listen": "%s:%d" % (b, pb), "inbox_slots": 8,
+                                 "inbox_max_message": "4KiB"},
+                      "a": {"address": a, "port": pa}}, name="b").mount(wait_connected=False)
     inbox_b = os.path.join(mb.mnt, "inbox")
+
+    step("files")
     st = os.stat(inbox_b)
     check(stat.S_IMODE(st.st_mode) == 0o400 and st.st_uid == os.getuid(), "mode %o" % st.st_mode)
     check(inbox_status(mb)["state"] == "listening", "status %s" % inbox_status(mb))
     check(os.getxattr(inbox_b, "user.rpma.state") == b"listening", "xattr state")
 
-    # nothing waiting: O_NONBLOCK read is EAGAIN, poll() times out
+    step("O_NONBLOCK and poll() with nothing waiting")
     fd = os.open(inbox_b, os.O_RDONLY | os.O_NONBLOCK)
     try:
         os.read(fd, 100)
@@ -62,109 +136,186 @@ def body(work):
         pass
     p = select.poll()
     p.register(fd, select.POLLIN)
-    check(p.poll(300) == [], "poll reported an empty inbox readable")
+    check(within(SAFETY_S, lambda: p.poll(300), "poll(300 ms)") == [],
+          "poll reported an empty inbox readable")
 
-    ma = Spool(work, {"rpmafs": {"listen": "%s:%d" % (a, pa)}, "b": {"address": b, "port": pb}},
-               name="a").mount(wait_connected=False)
-    ma.wait_state("b", "connected")
-    # poll wakes on the arrival (no timer: the wait is the safety net only)
-    ma.sh("echo hello > b")
-    ev = p.poll(SAFETY_S * 1000)
-    check(ev and ev[0][1] & select.POLLIN, "poll did not wake: %s" % ev)
-    os.close(fd)
-    ma.sh(": > b")
-    ma.sh("echo world > b")
-    wait_until(lambda: inbox_status(mb)["received"] == 3, SAFETY_S, lambda: inbox_status(mb))
-    # head -n 1 takes exactly one message and leaves the rest
-    r = mb.sh("head -n 1 inbox")
-    check(r.stdout == "hello\n", "head got %r" % r.stdout)
-    # the 0-byte message is sent at the RELEASE of `: > b`, which close(2) does not
-    # wait for: it may come after "world" (the spool's order, not the inbox's)
-    two = sorted([read_record(inbox_b), read_record(inbox_b)])
-    check(two == [b"\n", b"world\n"], "the 0-byte message and world: %r" % two)
-    ma.sh("echo again > b")
-    r = subprocess.run(["bash", "-c", "read -r m < inbox; echo \"[$m]\""], cwd=mb.mnt,
-                       capture_output=True, text=True)
-    check(r.stdout == "[again]\n", "bash read got %r" % r.stdout)
+    step("a plain Debian-librpma sender: hello, 0 bytes, world")
+    out = plain(b, pb, "hello", "", "world")
+    check("3 sent" in out, out)
+    wait_inbox(mb, "received", 3)
+    got = [read_record(inbox_b) for _ in range(3)]
+    check(got == [b"hello\n", b"\n", b"world\n"], "three lines: %r" % got)
     st = inbox_status(mb)
-    check(st["read"] == 4 and st["waiting"] == 0 and st["connections"] >= 1, "status %s" % st)
+    check(st["acks"] == 0 and st["read"] == 3 and st["waiting"] == 0,
+          "a plain sender got acknowledgements, or the counts are off: %s" % st)
 
-    # a blocked read is woken by the arrival
-    got = []
-    t = threading.Thread(target=lambda: got.append(read_record(inbox_b)))
+    step("poll() wakes on an arrival")
+    woke = []
+    t = threading.Thread(target=lambda: woke.append((p.poll(SAFETY_S * 1000), time.monotonic())),
+                         daemon=True)
     t.start()
-    wait_until(lambda: in_read(t), SAFETY_S, "the reader to block in read(2)")
-    ma.sh("echo wake > b")
+    wait_until(lambda: inbox_status(mb)["pollers"] >= 1, SAFETY_S, "the poll to be registered")
+    out = plain(b, pb, "ping")
+    t.join(SAFETY_S)
+    check(woke and woke[0][0] and woke[0][0][0][1] & select.POLLIN, "poll did not wake: %s" % woke)
+    sent_at = float(out.split("last completion at ")[1])
+    print("poll woke %.1f ms after the sender's completion" % ((woke[0][1] - sent_at) * 1000))
+    check(woke[0][1] - sent_at < 1.0, "poll woke %.3f s after the arrival" % (woke[0][1] - sent_at))
+    check(os.read(fd, 100) == b"ping\n", "the O_NONBLOCK read after poll")
+    os.close(fd)
+
+    step("a blocked read is woken by the arrival")
+    got = []
+    t = threading.Thread(target=lambda: got.append(read_record(inbox_b)), daemon=True)
+    t.start()
+    wait_until(lambda: in_read(t) and inbox_status(mb)["readers"] == 1, SAFETY_S,
+               "the reader to block in read(2)")
+    plain(b, pb, "wake")
     t.join(SAFETY_S)
     check(got == [b"wake\n"], "the blocked read got %r" % got)
 
-    # a blocked cat is interrupted by SIGINT
+    step("head -n 1 takes one message and leaves the rest; bash read -r")
+    plain(b, pb, "m1", "m2", "m3")
+    wait_inbox(mb, "waiting", 3)
+    r = sh(mb.mnt, "head -n 1 inbox")
+    check(r.stdout == "m1\n", "head got %r" % r.stdout)
+    check(inbox_status(mb)["waiting"] == 2, "head took more: %s" % inbox_status(mb))
+    r = sh(mb.mnt, 'read -r m < inbox; echo "[$m]"')
+    check(r.stdout == "[m2]\n", "bash read got %r" % r.stdout)
+    check(read_record(inbox_b) == b"m3\n", "the last one")
+
+    step("a blocked cat ends on SIGINT; timeout 1 cat ends cleanly")
     cat = subprocess.Popen(["cat", inbox_b], stdout=subprocess.PIPE)
+    work.procs.append(cat)
     wait_until(lambda: inbox_status(mb)["readers"] == 1, SAFETY_S, "cat to block")
     cat.send_signal(signal.SIGINT)
     check(cat.wait(SAFETY_S) != 0, "cat was not interrupted")
+    r = sh(mb.mnt, "timeout 1 cat inbox", ok=False)
+    check(r.returncode == 124 and r.stdout == "", "timeout cat: %d %r" % (r.returncode, r.stdout))
+    wait_inbox(mb, "readers", 0)
 
-    # competing readers: each message to exactly one
-    for i in range(6):
-        ma.sh("echo m%d > b" % i)
-    wait_until(lambda: inbox_status(mb)["waiting"] == 6, SAFETY_S, lambda: inbox_status(mb))
-    f1, f2 = os.open(inbox_b, os.O_RDONLY), os.open(inbox_b, os.O_RDONLY)
-    seen = [os.read(f1 if i % 2 else f2, 100) for i in range(6)]
-    os.close(f1)
-    os.close(f2)
-    check(seen == [b"m%d\n" % i for i in range(6)], "readers got %r" % seen)
+    step("competing readers: each message to exactly one")
+    cats = [subprocess.Popen(["cat", inbox_b], stdout=subprocess.PIPE) for _ in range(2)]
+    work.procs += cats
+    wait_inbox(mb, "readers", 2)
+    base = inbox_status(mb)["read"]
+    msgs = ["c%02d" % i for i in range(20)]
+    plain(b, pb, *msgs)
+    wait_inbox(mb, "read", base + 20)
+    outs = []
+    for c in cats:
+        c.send_signal(signal.SIGINT)
+        outs.append(c.communicate(timeout=SAFETY_S)[0].decode().split())
+    print("reader 1 got %d, reader 2 got %d" % (len(outs[0]), len(outs[1])))
+    check(sorted(outs[0] + outs[1]) == msgs, "readers got %r" % outs)
+    for o in outs:
+        check(o == sorted(o), "one reader's messages out of order: %r" % o)
 
-    # request/response: B answers in a while-read loop, A asks and reads the reply
-    loop = subprocess.Popen(["bash", "-c", "while read -r m; do echo \"pong $m\" > a; done < inbox"],
-                            cwd=mb.mnt)
-    work.procs.append(loop)
-    mb.wait_state("a", "connected")
-    r = subprocess.run(["bash", "-c", "echo ping > b; read -r reply < inbox; echo \"$reply\""],
-                       cwd=ma.mnt, capture_output=True, text=True, timeout=SAFETY_S)
-    check(r.stdout == "pong ping\n", "reply %r" % r.stdout)
-    loop.send_signal(signal.SIGTERM)
-    loop.wait(SAFETY_S)
+    ma = Spool(work, {"rpmafs": {"listen": "%s:%d" % (a, pa)},
+                      "b": {"address": b, "port": pb},
+                      "bq": {"address": b, "port": pb, "close": "return",
+                             "send_timeout_ms": 1000},
+                      # outlives B's unmount and the next receiver's start
+                      "bu": {"address": b, "port": pb, "close": "return",
+                             "send_timeout_ms": 60000}}, name="a").mount()
 
-    # unmount with unread messages: clean exit
-    ma.sh("echo unread1 > b; echo unread2 > b")
-    wait_until(lambda: inbox_status(mb)["waiting"] == 2, SAFETY_S, lambda: inbox_status(mb))
-    check(mb.unmount() == 0, "unmount of B failed")
+    step("an rpmafs sender is acknowledged when the message is read, not before")
+    check(ma.status("bq")["confirm"] == "receiver", "bq: %s" % ma.status("bq"))
+    sh(ma.mnt, "echo r1 > bq")
+    wait_inbox(mb, "waiting", 1)
+    s = ma.status("bq")
+    check(s["acked"] == 0 and s["unacked"] == 1, "acknowledged before it was read: %s" % s)
+    check(read_record(inbox_b) == b"r1\n", "r1")
+    wait_until(lambda: ma.status("bq")["acked"] == 1, SAFETY_S, lambda: ma.status("bq"))
+    check(inbox_status(mb)["acks"] >= 1, "inbox %s" % inbox_status(mb))
 
-    # allow: a mount that allows only another network rejects A
+    step("a slow reader holds a sender back for seconds; nothing lost, nothing failed")
+    n = 40
+    writer = subprocess.Popen(["bash", "-c", "for i in $(seq 1 %d); do echo s$i; done > bq" % n],
+                              cwd=ma.mnt, stderr=subprocess.PIPE)
+    work.procs.append(writer)
+    # the sender cannot have more than its credits past what was read
+    wait_until(lambda: ma.status("bq")["pending"] > 0, SAFETY_S,
+               lambda: "the sender to be held back: %s" % ma.status("bq"))
+    check(inbox_status(mb)["waiting"] <= 2, "more arrived than the credits: %s" % inbox_status(mb))
+    got, t0 = [], time.monotonic()
+    fd = os.open(inbox_b, os.O_RDONLY)
+    for _ in range(n):
+        got.append(within(SAFETY_S, lambda: os.read(fd, 100), "a slow read"))
+        time.sleep(0.1)  # the slow reader: its pace, not a wait for anything
+    os.close(fd)
+    held = time.monotonic() - t0
+    check(writer.wait(SAFETY_S) == 0, "the writer failed: %s" % writer.stderr.read())
+    check(got == [b"s%d\n" % i for i in range(1, n + 1)], "lost or out of order: %r" % got)
+    s = wait_until(lambda: (lambda s: s if s["acked"] == 1 + n else None)(ma.status("bq")),
+                   SAFETY_S, lambda: ma.status("bq"))
+    check(s["failed"] == 0 and s["refused"] == 0 and s["reconnects"] == 0 and s["resent"] == 0,
+          "the held-back sender: %s" % s)
+    print("held back %.1f s (send_timeout_ms 1000), %d messages, none failed" % (held, n))
+
+    step("allow: another network is rejected")
     pc = next_port()
     mc = Spool(work, {"rpmafs": {"listen": "%s:%d" % (b, pc), "allow": "10.254.254.0/24"}},
                name="c").mount(wait_connected=False)
-    md = Spool(work, {"c": {"address": b, "port": pc, "send_timeout_ms": 0}}, name="d").mount(
-        wait_connected=False)
+    plain(b, pc, "x", rc=3)
     wait_until(lambda: inbox_status(mc)["rejected"] >= 1, SAFETY_S, lambda: inbox_status(mc))
-    check(inbox_status(mc)["connections"] == 0, "status %s" % inbox_status(mc))
-    md.unmount()
-    mc.unmount()
+    check(inbox_status(mc)["connections"] == 0 and inbox_status(mc)["received"] == 0,
+          "status %s" % inbox_status(mc))
+    check(mc.unmount() == 0, "unmount of C")
 
-    # a plain Debian-librpma sender (no private data): the lab's sequence, len records
-    plain = os.environ.get("PLAIN_SEND")
-    if plain:
-        pe = next_port()
-        me = Spool(work, {"rpmafs": {"listen": "%s:%d" % (b, pe), "inbox_format": "len",
-                                     "inbox_slots": 4, "inbox_max_message": "1MiB"}},
-                   name="e").mount(wait_connected=False)
-        log = open(work.path("plain-send.log"), "w")
-        ps = subprocess.Popen([plain, b, str(pe)], stdout=log, stderr=log)
-        work.procs.append(ps)
-        sizes, fd = [], os.open(os.path.join(me.mnt, "inbox"), os.O_RDONLY)
-        for _ in range(8):
-            hdr = os.read(fd, 4)
-            check(len(hdr) == 4, "short header")
-            n, left = int.from_bytes(hdr, "little"), None
-            left = n
-            while left:
-                left -= len(os.read(fd, left))
-            sizes.append(n)
-        os.close(fd)
-        check(ps.wait(SAFETY_S) == 0, "plain sender failed")
-        check(sizes == [0, 0, 1, 7, 4096, 65536, 1 << 20, 0], "sizes %s" % sizes)
-        me.unmount()
-    ma.unmount()
+    step("hostile senders do not disturb the others")
+    base = inbox_status(mb)
+    idle = subprocess.Popen([PLAIN, "--idle", b, str(pb), "late"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    work.procs.append(idle)
+    line = within(SAFETY_S, idle.stdout.readline, "the idle sender to connect")
+    check("connected" in line, "idle sender: %r" % line)
+    plain(b, pb, "--pdata", "deadbeef00112233445566778899aabb", rc=3)
+    plain(b, pb, "--pdata", "52504d46ff", rc=3)  # RPMF magic, bad header
+    plain(b, pb, "--size", "8192", rc=4)          # over inbox_max_message
+    sh(ma.mnt, "echo after > bq")
+    plain(b, pb, "after-plain")
+    wait_inbox(mb, "waiting", 2)
+    two = sorted([read_record(inbox_b), read_record(inbox_b)])
+    check(two == [b"after\n", b"after-plain\n"], "the others: %r" % two)
+    st = inbox_status(mb)
+    check(st["rejected"] >= base["rejected"] + 2 and st["failed"] >= base["failed"] + 1,
+          "hostile senders not counted: %s" % st)
+    idle.stdin.close()
+    check(idle.wait(SAFETY_S) == 0, "the idle sender, once it sent")
+    check(read_record(inbox_b) == b"late\n", "the idle sender's message")
+    check(ma.status("bq")["state"] == "connected" and ma.status("bq")["failed"] == 0,
+          "bq %s" % ma.status("bq"))
+
+    step("request/response between two mounts")
+    loop = subprocess.Popen(["bash", "-c", 'while read -r m; do echo "pong $m" > a; done < inbox'],
+                            cwd=mb.mnt)
+    work.procs.append(loop)
+    mb.wait_state("a", "connected")
+    for i in range(3):
+        r = sh(ma.mnt, 'echo ping%d > b; read -r reply < inbox; echo "$reply"' % i)
+        check(r.stdout == "pong ping%d\n" % i, "reply %r" % r.stdout)
+    loop.send_signal(signal.SIGTERM)
+    within(SAFETY_S, loop.wait, "the answering loop to end")
+
+    step("unmount with unread messages; the confirmed sender sends them to the next receiver")
+    sh(ma.mnt, "echo unread1 > bu; echo unread2 > bu")
+    plain(b, pb, "unread-plain")
+    wait_inbox(mb, "waiting", 3)
+    check(ma.status("bu")["unacked"] == 2, "bu %s" % ma.status("bu"))
+    check(mb.unmount() == 0, "unmount of B failed")
+    mb2 = Spool(work, {"rpmafs": {"listen": "%s:%d" % (b, pb)}}, name="b2").mount(
+        wait_connected=False)
+    wait_until(lambda: inbox_status(mb2)["waiting"] == 2, SAFETY_S, lambda: inbox_status(mb2))
+    again = [read_record(os.path.join(mb2.mnt, "inbox")) for _ in range(2)]
+    check(again == [b"unread1\n", b"unread2\n"], "sent again: %r" % again)
+    s = wait_until(lambda: (lambda s: s if s["unacked"] == 0 and s["pending"] == 0 else None)(
+        ma.status("bu")), SAFETY_S, lambda: ma.status("bu"))
+    check(s["resent"] >= 2 and s["failed"] == 0, "bu %s" % s)
+    # the plain sender's message was completed, then lost with the receiver
+    check(inbox_status(mb2)["received"] == 2, "b2 %s" % inbox_status(mb2))
+    check(mb2.unmount() == 0, "unmount of B2")
+    check(ma.unmount() == 0, "unmount of A")
 
 
 sys.exit(run("inbox", body))

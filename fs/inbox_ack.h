@@ -111,7 +111,7 @@ void inbox_ack_drop(struct inbox_ack *a, struct inbox_ack_conn *ac,
 int inbox_ack_send(
 	struct inbox_ack *a, struct inbox_ack_conn *ac, struct rpma_conn *conn, const char **why);
 
-/* inbox_ack_sent -- the completion of an acknowledgement's send; 0 or -1 (*why) */
+/* inbox_ack_sent -- the completion of an acknowledgement's send; 0 or -1 (failed: *why) */
 int inbox_ack_sent(struct inbox_ack_conn *ac, const struct ibv_wc *wc, const char **why);
 
 #endif /* RPMAFS_INBOX_ACK_H */

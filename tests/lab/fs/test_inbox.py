@@ -166,13 +166,16 @@ def body(work):
 
     step("a blocked read is woken by the arrival")
     got = []
-    t = threading.Thread(target=lambda: got.append(read_record(inbox_b)), daemon=True)
+    rfd = os.open(inbox_b, os.O_RDONLY)
+    # the read in this very thread (in_read looks at it); join() is the safety net
+    t = threading.Thread(target=lambda: got.append(os.read(rfd, 65536)), daemon=True)
     t.start()
     wait_until(lambda: in_read(t) and inbox_status(mb)["readers"] == 1, SAFETY_S,
                "the reader to block in read(2)")
     plain(b, pb, "wake")
     t.join(SAFETY_S)
     check(got == [b"wake\n"], "the blocked read got %r" % got)
+    os.close(rfd)
 
     step("head -n 1 takes one message and leaves the rest; bash read -r")
     plain(b, pb, "m1", "m2", "m3")

@@ -129,10 +129,16 @@ static void conn_free(struct inbox_conn *c);
 static void ack(struct inbox_conn *c)
 {
 	const char *why;
+	int ret;
+
+	uint64_t before = c->ack.acks;
 
 	if (c->dead || !c->ack.on)
 		return;
-	if (inbox_ack_send(c->ib->acks, &c->ack, c->conn, &why) < 0) {
+	ret = inbox_ack_send(c->ib->acks, &c->ack, c->conn, &why);
+	if (c->ack.acks != before)
+		count(c->ib, &c->ib->acks_sent); /* the counters stats reads, under the lock */
+	if (ret < 0) {
 		log_notice("inbox: connection %s: acknowledgement failed: %s; closing it", c->peer,
 			why);
 		conn_free(c);
@@ -182,10 +188,6 @@ static void conn_free(struct inbox_conn *c)
 		loop_unwatch(ib->loop, c->event_fd);
 	if (c->cq_fd >= 0)
 		loop_unwatch(ib->loop, c->cq_fd);
-	pthread_mutex_lock(&ib->lock);
-	ib->acks_sent += c->ack.acks;
-	ib->duplicates += c->ack.duplicates;
-	pthread_mutex_unlock(&ib->lock);
 	/* what it sent and nobody started reading was never acknowledged: it comes again */
 	inbox_ack_drop(ib->acks, &c->ack, withdraw, post_slot, ib);
 	(void)rpma_conn_disconnect(c->conn);
@@ -441,10 +443,11 @@ static void on_wc(struct inbox *ib, const struct ibv_wc *wc, bool *arrived)
 		const char *why = "";
 		enum inbox_take take = inbox_ack_take(ib->acks, &c->ack, (uint32_t)slot, wc, &why);
 
-		if (take == INBOX_TAKE_DUPLICATE)
+		if (take == INBOX_TAKE_DUPLICATE) {
 			log_info("inbox: connection %s: message %u again: a duplicate, dropped",
 				c->peer, (unsigned)(ntohl(wc->imm_data) & RPMAFS_SEQ_MASK));
-		if (take == INBOX_TAKE_BAD) {
+			count(ib, &ib->duplicates);
+		} else if (take == INBOX_TAKE_BAD) {
 			log_notice("inbox: connection %s: %s; closing it", c->peer, why);
 			count(ib, &ib->bad);
 		}
@@ -688,10 +691,6 @@ void inbox_stats_get(struct inbox *ib, struct inbox_stats *st)
 	st->failed = ib->bad;
 	st->acks = ib->acks_sent;
 	st->duplicates = ib->duplicates;
-	for (struct inbox_conn *c = ib->conns; c; c = c->next) {
-		st->acks += c->ack.acks;
-		st->duplicates += c->ack.duplicates;
-	}
 	snprintf(st->listen, sizeof(st->listen), "%s", ib->listen);
 	snprintf(st->last_sender, sizeof(st->last_sender), "%s", ib->last_sender);
 	st->state = ib->failed ? "failed" : "listening";

@@ -306,7 +306,7 @@ def body(work):
     sh(ma.mnt, "echo unread1 > bu; echo unread2 > bu")
     plain(b, pb, "unread-plain")
     wait_inbox(mb, "waiting", 3)
-    check(ma.status("bu")["unacked"] == 2, "bu %s" % ma.status("bu"))
+    wait_until(lambda: ma.status("bu")["unacked"] == 2, SAFETY_S, lambda: ma.status("bu"))
     check(mb.unmount() == 0, "unmount of B failed")
     mb2 = Spool(work, {"rpmafs": {"listen": "%s:%d" % (b, pb)}}, name="b2").mount(
         wait_connected=False)

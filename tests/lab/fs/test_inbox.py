@@ -96,11 +96,11 @@ def sh(cwd, cmd, timeout=SAFETY_S, ok=True):
     return r
 
 
-def plain(addr, port, *args, rc=0):
-    """plain-send ADDR PORT ARGS...; its exit code must be rc; its output."""
+def plain(addr, port, *msgs, opts=(), rc=0):
+    """plain-send OPTS ADDR PORT MSGS...; its exit code must be rc; its output."""
+    args = list(opts) + list(msgs)
     try:
-        r = subprocess.run([PLAIN] + [a for a in args if a.startswith("--")] + [addr, str(port)] +
-                           [a for a in args if not a.startswith("--")],
+        r = subprocess.run([PLAIN] + list(opts) + [addr, str(port)] + list(msgs),
                            capture_output=True, text=True, timeout=SAFETY_S)
     except subprocess.TimeoutExpired:
         fail("%s: plain-send %s did not finish within %ss" % (STEP[0], args, SAFETY_S))
@@ -274,9 +274,9 @@ def body(work):
     work.procs.append(idle)
     line = within(SAFETY_S, idle.stdout.readline, "the idle sender to connect")
     check("connected" in line, "idle sender: %r" % line)
-    plain(b, pb, "--pdata", "deadbeef00112233445566778899aabb", rc=3)
-    plain(b, pb, "--pdata", "52504d46ff", rc=3)  # RPMF magic, bad header
-    plain(b, pb, "--size", "8192", rc=4)          # over inbox_max_message
+    plain(b, pb, opts=("--pdata", "deadbeef00112233445566778899aabb"), rc=3)
+    plain(b, pb, opts=("--pdata", "52504d46ff"), rc=3)  # RPMF magic, bad header
+    plain(b, pb, opts=("--size", "8192"), rc=4)          # over inbox_max_message
     sh(ma.mnt, "echo after > bq")
     plain(b, pb, "after-plain")
     wait_inbox(mb, "waiting", 2)

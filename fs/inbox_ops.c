@@ -270,15 +270,33 @@ void inbox_ops_read(fuse_req_t req, struct mount *m, fuse_ino_t ino, size_t size
 	}
 	h->req = req;
 	h->size = size;
+	h->interrupted = false;
 	pthread_mutex_unlock(&h->lock);
+	/*
+	 * The interrupt before the read may park: once parked, an arrival on
+	 * the loop thread may reply and free req at any moment.
+	 */
+	if (!nonblock)
+		fuse_req_interrupt_func(req, on_interrupt, h);
 	buf = malloc(size ? size : 1);
 	n = buf ? inbox_queue_read(
 			  inbox_queue(m->inbox), &h->rd, buf, size, nonblock ? NULL : &h->w)
 		: -ENOMEM;
 	if (n == -EAGAIN && !nonblock) {
-		/* parked: the arrival (on_ready) or the interrupt replies */
+		bool mine = false;
+
+		/* parked: the arrival (on_ready) or the interrupt replies ... */
 		free(buf);
-		fuse_req_interrupt_func(req, on_interrupt, h);
+		pthread_mutex_lock(&h->lock);
+		/* ... or this, when the interrupt came before the parking */
+		if (h->req == req && h->interrupted &&
+			inbox_queue_cancel(inbox_queue(m->inbox), &h->w)) {
+			h->req = NULL;
+			mine = true;
+		}
+		pthread_mutex_unlock(&h->lock);
+		if (mine)
+			fuse_reply_err(req, EINTR);
 		return;
 	}
 	pthread_mutex_lock(&h->lock);

@@ -10,7 +10,7 @@
 #    mount B's inbox (inbox_format lines) drained by `head -c` of exactly N
 #    records; each time from the writer's start to the receiver's end.
 #    Keys: inbox.rate.recv_msg_s, inbox.rate.inbox_msg_s, inbox_rate_over_recv.
-# 2. ping-pong: A's shell loop `echo p > b; read -r r < inbox`, B's
+# 2. ping-pong: A's shell loop `echo p > pp; read -r r < inbox`, B's
 #    `while read -r m; do echo "$m" > a; done < inbox` (close = wait: each
 #    echo returns once the other side read it). Keys: inbox.pingpong.rtt_us,
 #    and inbox_pingpong_over_send_lat against 2 x ib_send_lat's typical
@@ -50,12 +50,18 @@ cat >"$work/a.ini" <<INI
 [rpmafs]
 listen = $LAB_A:$pa
 log_level = notice
+# the rate runs measure arrival, not close(2): close = return
 [b]
 address = $LAB_B
 port = $pb
+close = return
 [r]
 address = $LAB_B
 port = $pr
+close = return
+[pp]
+address = $LAB_B
+port = $pb
 INI
 cat >"$work/b.ini" <<INI
 [rpmafs]
@@ -74,7 +80,7 @@ rpmafs -f --config "$work/b.ini" "$work/b" 2>"$logs/inbox-b.log" &
 pids+=($!)
 rpmafs -f --config "$work/a.ini" "$work/a" 2>"$logs/inbox-a.log" &
 pids+=($!)
-for s in a/b a/r b/a; do
+for s in a/b a/r a/pp b/a; do
 	wait_for "$work/$s.status" "state: connected" || { note inbox "$s never connected"; exit 0; }
 done
 
@@ -84,6 +90,7 @@ timeout 300 bench-writer "$work/a/r" 64 "$N" >/dev/null || note inbox "writer to
 timeout 300 tail --pid="$recv" -f /dev/null
 t1=$(now)
 recv_rate=$(awk -v n="$N" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", n / (b - a) }')
+put inbox.rate.recv_msg_s "$recv_rate"
 (timeout 300 head -c $((65 * N)) "$work/b/inbox" >/dev/null; now >"$work/inbox.end") &
 reader=$!
 until grep -qs "^readers: 1" "$work/b/inbox.status"; do nap 0.05; done
@@ -92,7 +99,6 @@ timeout 300 bench-writer "$work/a/b" 64 "$N" >/dev/null || note inbox "writer to
 wait "$reader"
 if [ -s "$work/inbox.end" ] && grep -qs "^read: $N\$" "$work/b/inbox.status"; then
 	inbox_rate=$(awk -v n="$N" -v a="$t0" -v b="$(cat "$work/inbox.end")" 'BEGIN { printf "%.1f", n / (b - a) }')
-	put inbox.rate.recv_msg_s "$recv_rate"
 	put inbox.rate.inbox_msg_s "$inbox_rate"
 	put inbox_rate_over_recv "$(awk -v a="$inbox_rate" -v b="$recv_rate" 'BEGIN { printf "%.3f", a / b }')"
 else
@@ -104,7 +110,7 @@ fi
 answer=$!
 pids+=($answer)
 t0=$(now)
-if (cd "$work/a" && timeout 300 bash -c "for ((i = 0; i < $PP; i++)); do echo p\$i > b; read -r r < inbox; [ \"\$r\" = p\$i ] || exit 1; done"); then
+if (cd "$work/a" && timeout 300 bash -c "for ((i = 0; i < $PP; i++)); do echo p\$i > pp; read -r r < inbox; [ \"\$r\" = p\$i ] || exit 1; done"); then
 	t1=$(now)
 	rtt=$(awk -v n="$PP" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / n * 1e6 }')
 	put inbox.pingpong.rtt_us "$rtt"

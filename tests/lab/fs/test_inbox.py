@@ -86,11 +86,17 @@ def read_record(path, cap=65536):
 
 
 def sh(cwd, cmd, timeout=SAFETY_S, ok=True):
+    """bash -c cmd in cwd. A command stuck in a FUSE request the kernel does
+    not let go of (FLUSH waits uninterruptibly) is not waited for after
+    its kill: the test fails at once, and its cleanup ends the mounts."""
+    p = subprocess.Popen(["bash", "-c", cmd], cwd=cwd, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
     try:
-        r = subprocess.run(["bash", "-c", cmd], cwd=cwd, capture_output=True, text=True,
-                           timeout=timeout)
+        out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        p.kill()
         fail("%s: `%s` did not finish within %ss" % (STEP[0], cmd, timeout))
+    r = subprocess.CompletedProcess(p.args, p.returncode, out, err)
     if ok and r.returncode != 0:
         fail("%s: `%s` failed (%d): %s" % (STEP[0], cmd, r.returncode, r.stderr.strip()))
     return r

@@ -309,9 +309,11 @@ def body(work):
     within(SAFETY_S, loop.wait, "the answering loop to end")
 
     step("unmount with unread messages; the confirmed sender sends them to the next receiver")
-    sh(ma.mnt, "echo unread1 > bu; echo unread2 > bu")
+    sh(ma.mnt, "echo unread1 > bu")
+    # bu's credits (1 past what was read) hold the second write back at the sender
+    w2 = subprocess.Popen(["bash", "-c", "echo unread2 > bu"], cwd=ma.mnt)
+    work.procs.append(w2)
     plain(b, pb, "unread-plain")
-    # bu's credits (1 past what was read) hold unread2 back at the sender
     wait_inbox(mb, "waiting", 2)
     wait_until(lambda: (lambda s: s["unacked"] + s["in_flight"] == 1 and s["pending"] == 1)(
         ma.status("bu")), SAFETY_S, lambda: ma.status("bu"))
@@ -321,6 +323,7 @@ def body(work):
     wait_until(lambda: inbox_status(mb2)["waiting"] == 2, SAFETY_S, lambda: inbox_status(mb2))
     again = [read_record(os.path.join(mb2.mnt, "inbox")) for _ in range(2)]
     check(again == [b"unread1\n", b"unread2\n"], "sent again: %r" % again)
+    check(within(SAFETY_S, w2.wait, "the held-back writer") == 0, "the held-back write failed")
     s = wait_until(lambda: (lambda s: s if s["unacked"] == 0 and s["pending"] == 0 else None)(
         ma.status("bu")), SAFETY_S, lambda: ma.status("bu"))
     check(s["resent"] >= 1 and s["failed"] == 0, "bu %s" % s)

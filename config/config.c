@@ -108,6 +108,14 @@ static struct rpmafs_cfg *cfg_new(const char *path, size_t npeers)
 	return cfg;
 }
 
+/* the line of [rpmafs] listen (set, even if its value is bad), or 0 */
+static unsigned listen_line(const struct cfg_scan *scan)
+{
+	const struct cfg_section *g = cfg_scan_section(scan, CFG_GLOBAL_SECTION);
+
+	return g ? cfg_scan_key_line(g, "listen") : 0;
+}
+
 /* Everything after reading: the problems end up in rep, the result in *cfg. */
 static void load_bytes(const char *path, const char *buf, size_t len, struct rpmafs_cfg **cfg,
 	struct cfg_report *rep)
@@ -122,10 +130,6 @@ static void load_bytes(const char *path, const char *buf, size_t len, struct rpm
 	}
 	cfg_check_keys(&scan, rep);
 	npeers = count_peers(&scan);
-	/* with a refused line there may be peers the scan could not see */
-	if (npeers == 0 && scan.ini_safe)
-		cfg_problem(rep, 0, NULL, NULL,
-			"no peers: add a section such as [alpha] with address = 192.168.77.2");
 	if (!scan.ini_safe)
 		goto out;
 	if (cfg_ini_load(buf, len, path, &d, rep) || cfg_ini_agrees(d, &scan, rep))
@@ -137,6 +141,19 @@ static void load_bytes(const char *path, const char *buf, size_t len, struct rpm
 		goto out;
 	}
 	cfg_apply_keys(&scan, d, *cfg, rep);
+	/* a mount that only receives needs no peer; one that does neither is a mistake */
+	/* the inbox's files and a peer's spool file share the directory */
+	if ((*cfg)->inbox.enabled && rpmafs_cfg_find_peer(*cfg, "inbox")) {
+		const struct cfg_section *sec = cfg_scan_section(&scan, "inbox");
+
+		cfg_problem(rep, sec ? sec->line : 0, "inbox", NULL,
+			"a peer may not be called inbox when [rpmafs] listen is set: the mount's "
+			"inbox has that name");
+	}
+	if (npeers == 0 && !listen_line(&scan))
+		cfg_problem(rep, 0, NULL, NULL,
+			"no peers: add a section such as [alpha] with address = 192.168.77.2, or "
+			"listen = ADDR in [rpmafs] for a mount that only receives");
 
 out:
 	if (d)

@@ -39,6 +39,18 @@
 #define RPMAFS_CFG_DEFAULT_CONNECT_TIMEOUT_MS 1000
 #define RPMAFS_CFG_CONNECT_TIMEOUT_MS_MAX 600000
 
+#define RPMAFS_CFG_DEFAULT_INBOX_SLOTS 64
+#define RPMAFS_CFG_INBOX_SLOTS_MIN 1
+#define RPMAFS_CFG_INBOX_SLOTS_MAX 4096
+/*
+ * The inbox's receive buffers are registered (pinned) like the send pool:
+ * 64 slots x 16 KiB = 1 MiB leaves the rest of an ordinary user's 8 MiB
+ * RLIMIT_MEMLOCK to the send pool (docs/design.md §13.2).
+ */
+#define RPMAFS_CFG_DEFAULT_INBOX_MAX_MESSAGE (16u << 10)
+/* networks in [rpmafs] allow */
+#define RPMAFS_CFG_ALLOW_MAX 64
+
 /* The file is read whole; anything larger is not an rpmafs config. */
 #define RPMAFS_CFG_FILE_MAX (1u << 20)
 
@@ -71,6 +83,32 @@ enum rpmafs_confirm {
 enum rpmafs_close {
 	RPMAFS_CLOSE_WAIT,   /* close(2) returns once the descriptor's messages are confirmed */
 	RPMAFS_CLOSE_RETURN, /* close(2) returns at once */
+};
+
+/* How `inbox` encodes each received message (rpmafs.ini(5)). */
+enum rpmafs_inbox_format {
+	RPMAFS_INBOX_LINES, /* rpma-recv's lines: escaped, one line per message */
+	RPMAFS_INBOX_LEN,   /* a 4-byte little-endian length, then the payload (as rpma-recv) */
+	RPMAFS_INBOX_RAW,   /* the payload as it came, nothing between messages */
+};
+
+/* [rpmafs] listen and what goes with it: the mount's inbox. */
+struct rpmafs_inbox_cfg {
+	/* listen was set: the mount accepts connections and has an inbox */
+	bool enabled;
+	/* the address to listen on, as written (IP literal or host name) */
+	char address[256];
+	/* 1 .. 65535, default 7204 */
+	uint16_t port;
+	/* default lines */
+	enum rpmafs_inbox_format format;
+	/* receive buffers posted to the shared receive queue: 1 .. 4096, default 64 */
+	uint32_t slots;
+	/* largest message a sender may send: 1 .. 1 MiB, default 16 KiB */
+	uint32_t max_message;
+	/* [rpmafs] allow, one network (ADDR[/PREFIX]) each; none: everyone may connect */
+	size_t nallow;
+	char allow[RPMAFS_CFG_ALLOW_MAX][64];
 };
 
 /* One peer: a section other than [rpmafs]. */
@@ -114,7 +152,9 @@ struct rpmafs_cfg {
 	bool slots_set;
 	/* drafts (write-then-rename files) at once: 0 .. 4096, default 64; 0: none */
 	uint32_t drafts;
-	/* at least 1 */
+	/* the inbox, when [rpmafs] listen is set */
+	struct rpmafs_inbox_cfg inbox;
+	/* at least 1, unless the inbox is enabled */
 	size_t npeers;
 	/* in file order */
 	struct rpmafs_peer_cfg *peers;

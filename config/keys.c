@@ -8,6 +8,7 @@
 #include <syslog.h>
 
 #include "address.h"
+#include "allow.h"
 #include "keys.h"
 #include "size.h"
 
@@ -26,6 +27,11 @@ enum key_id {
 	KEY_CONFIRM,
 	KEY_CLOSE,
 	KEY_FRAMING,
+	KEY_LISTEN,
+	KEY_ALLOW,
+	KEY_INBOX_FORMAT,
+	KEY_INBOX_SLOTS,
+	KEY_INBOX_MAX_MESSAGE,
 	KEY_COUNT,
 };
 
@@ -51,14 +57,20 @@ static const struct key_def {
 	[KEY_CONFIRM] = {"confirm", IN_GLOBAL | IN_PEER},
 	[KEY_CLOSE] = {"close", IN_GLOBAL | IN_PEER},
 	[KEY_FRAMING] = {"framing", IN_GLOBAL | IN_PEER},
+	[KEY_LISTEN] = {"listen", IN_GLOBAL},
+	[KEY_ALLOW] = {"allow", IN_GLOBAL},
+	[KEY_INBOX_FORMAT] = {"inbox_format", IN_GLOBAL},
+	[KEY_INBOX_SLOTS] = {"inbox_slots", IN_GLOBAL},
+	[KEY_INBOX_MAX_MESSAGE] = {"inbox_max_message", IN_GLOBAL},
 };
 
 #define PEER_KEYS                                                                  \
 	"address, port, type, mode, framing, completion, confirm, close, max_message, " \
 	"send_timeout_ms and connect_timeout_ms"
-#define GLOBAL_KEYS                                                                  \
-	"log_level, max_message, slots, drafts, and the peer defaults port, type, mode, " \
-	"framing, completion, confirm, close, send_timeout_ms and connect_timeout_ms"
+#define GLOBAL_KEYS                                                                 \
+	"log_level, max_message, slots, drafts, listen, allow, inbox_format, inbox_slots, " \
+	"inbox_max_message, and the peer defaults port, type, mode, framing, completion, " \
+	"confirm, close, send_timeout_ms and connect_timeout_ms"
 
 struct choice {
 	const char *name;
@@ -89,6 +101,13 @@ static const struct choice modes[] = {
 static const struct choice framings[] = {
 	{"write", RPMAFS_FRAMING_WRITE},
 	{"file", RPMAFS_FRAMING_FILE},
+	{NULL, 0},
+};
+
+static const struct choice inbox_formats[] = {
+	{"lines", RPMAFS_INBOX_LINES},
+	{"len", RPMAFS_INBOX_LEN},
+	{"raw", RPMAFS_INBOX_RAW},
 	{NULL, 0},
 };
 
@@ -295,6 +314,101 @@ static int get_message_size(const struct where *w, const char *v, uint32_t *out)
 	return 0;
 }
 
+/*
+ * listen = ADDR[:PORT]: an IPv4 literal or host name with an optional
+ * :PORT, or an IPv6 literal in brackets ([fd00::1]:7204) or bare.
+ */
+static void apply_listen(const struct where *w, const char *v, struct rpmafs_inbox_cfg *in)
+{
+	char q[CFG_QUOTE_MAX], host[sizeof(in->address)];
+	const char *colon = strrchr(v, ':'), *port = NULL, *why;
+	size_t hlen = strlen(v);
+	uint32_t n = RPMAFS_CFG_DEFAULT_PORT;
+
+	if (v[0] == '[') {
+		const char *end = strchr(v, ']');
+
+		if (!end || (end[1] && end[1] != ':')) {
+			PROBLEM(w, "%s is not [IPV6-ADDRESS] or [IPV6-ADDRESS]:PORT",
+				cfg_quote(q, v));
+			return;
+		}
+		v++;
+		hlen = (size_t)(end - v);
+		port = end[1] ? end + 2 : NULL;
+	} else if (colon && strchr(v, ':') == colon) {
+		/* one colon: ADDR:PORT (a bare IPv6 literal has several) */
+		hlen = (size_t)(colon - v);
+		port = colon + 1;
+	}
+	if (hlen == 0 || hlen >= sizeof(host)) {
+		PROBLEM(w, "%s has no address; write ADDR or ADDR:PORT (e.g. 192.168.77.1:7204)",
+			cfg_quote(q, v));
+		return;
+	}
+	memcpy(host, v, hlen);
+	host[hlen] = '\0';
+	why = cfg_address_problem(host);
+	if (why) {
+		PROBLEM(w, "%s %s", cfg_quote(q, host), why);
+		return;
+	}
+	if (port && get_number(w, port, 1, 65535, " (the port after the colon)", &n))
+		return;
+	in->enabled = true;
+	snprintf(in->address, sizeof(in->address), "%s", host);
+	in->port = (uint16_t)n;
+}
+
+/* allow = NET[, NET ...]: networks as rpma-recv --allow takes them */
+static void apply_allow(const struct where *w, const char *v, struct rpmafs_inbox_cfg *in)
+{
+	char q[CFG_QUOTE_MAX], net[sizeof(in->allow[0])];
+	struct recv_allow *check = NULL;
+	const char *p = v;
+	bool bad = false;
+
+	if (recv_allow_new(&check)) {
+		w->rep->oom = true;
+		return;
+	}
+	while (*p) {
+		size_t len;
+		const char *why;
+
+		p += strspn(p, ", \t");
+		len = strcspn(p, ", \t");
+		if (len == 0)
+			break;
+		if (len >= sizeof(net)) {
+			PROBLEM(w, "a network is too long (at most %zu characters)",
+				sizeof(net) - 1);
+			bad = true;
+			break;
+		}
+		memcpy(net, p, len);
+		net[len] = '\0';
+		p += len;
+		if (recv_allow_add(check, net, &why)) {
+			PROBLEM(w,
+				"%s %s; expected ADDR/PREFIX such as 192.168.77.0/24 or fd00::/8",
+				cfg_quote(q, net), why);
+			bad = true;
+			continue;
+		}
+		if (in->nallow == RPMAFS_CFG_ALLOW_MAX) {
+			PROBLEM(w, "more than %d networks", RPMAFS_CFG_ALLOW_MAX);
+			bad = true;
+			break;
+		}
+		memcpy(in->allow[in->nallow++], net, len + 1);
+	}
+	if (in->nallow == 0 && !bad)
+		PROBLEM(w, "is empty; list networks such as 192.168.77.0/24, or leave allow out to "
+			   "let everyone connect");
+	recv_allow_delete(&check);
+}
+
 /* What one peer's section said, beyond the values themselves. */
 struct peer_state {
 	bool address_given;
@@ -315,7 +429,8 @@ static void apply_entry(const struct where *w, int id, const char *v, struct rpm
 			cfg->log_level = c;
 		break;
 	case KEY_SLOTS:
-		if (get_number(w, v, RPMAFS_CFG_SLOTS_MIN, RPMAFS_CFG_SLOTS_MAX, "", &cfg->slots) == 0)
+		if (get_number(w, v, RPMAFS_CFG_SLOTS_MIN, RPMAFS_CFG_SLOTS_MAX, "", &cfg->slots) ==
+			0)
 			cfg->slots_set = true;
 		break;
 	case KEY_DRAFTS:
@@ -362,6 +477,23 @@ static void apply_entry(const struct where *w, int id, const char *v, struct rpm
 	case KEY_CLOSE:
 		if (get_choice(w, v, closes, &c) == 0)
 			peer->close = (enum rpmafs_close)c;
+		break;
+	case KEY_LISTEN:
+		apply_listen(w, v, &cfg->inbox);
+		break;
+	case KEY_ALLOW:
+		apply_allow(w, v, &cfg->inbox);
+		break;
+	case KEY_INBOX_FORMAT:
+		if (get_choice(w, v, inbox_formats, &c) == 0)
+			cfg->inbox.format = (enum rpmafs_inbox_format)c;
+		break;
+	case KEY_INBOX_SLOTS:
+		get_number(w, v, RPMAFS_CFG_INBOX_SLOTS_MIN, RPMAFS_CFG_INBOX_SLOTS_MAX, "",
+			&cfg->inbox.slots);
+		break;
+	case KEY_INBOX_MAX_MESSAGE:
+		get_message_size(w, v, &cfg->inbox.max_message);
 		break;
 	case KEY_SEND_TIMEOUT_MS:
 		get_number(w, v, 0, RPMAFS_CFG_SEND_TIMEOUT_MS_MAX, " (milliseconds)",
@@ -436,6 +568,10 @@ void cfg_apply_keys(const struct cfg_scan *scan, const dictionary *d, struct rpm
 	cfg->max_message = RPMAFS_CFG_MAX_MESSAGE_LIMIT;
 	cfg->slots = RPMAFS_CFG_DEFAULT_SLOTS;
 	cfg->drafts = RPMAFS_CFG_DEFAULT_DRAFTS;
+	cfg->inbox.port = RPMAFS_CFG_DEFAULT_PORT;
+	cfg->inbox.format = RPMAFS_INBOX_LINES;
+	cfg->inbox.slots = RPMAFS_CFG_DEFAULT_INBOX_SLOTS;
+	cfg->inbox.max_message = RPMAFS_CFG_DEFAULT_INBOX_MAX_MESSAGE;
 
 	/* [rpmafs] first, wherever it is: it holds the defaults of every peer */
 	global = cfg_scan_section(scan, CFG_GLOBAL_SECTION);

@@ -175,8 +175,11 @@ static int on_key(struct scanner *sc, const struct cfg_line *l)
 		for (size_t i = 0; i < l->name_len; i++)
 			cased |= is_upper(l->name[i]);
 		cfg_problem(sc->rep, sc->line, sec->name, key,
-			"duplicate key: already set at line %u%s; each key may appear only once in a section",
-			k->line, cased ? " (key names are not case-sensitive)" : "");
+			"duplicate key: already set at line %u%s; each key may appear only once in a section%s",
+			k->line, cased ? " (key names are not case-sensitive)" : "",
+			strcmp(key, "allow") == 0
+				? " (list several networks in one line: allow = 10.0.0.0/8, fd00::/8)"
+				: "");
 		/* iniparser keeps the last value: its line is the one to name */
 		k->line = sc->line;
 		free(key);

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "draftops.h"
+#include "inbox_ops.h"
 #include "log.h"
 #include "mount.h"
 #include "ops.h"
@@ -142,7 +143,7 @@ static int run(struct mount *m, struct fuse_args *args, const struct options *o)
 	sigset_t stop_signals;
 	int sfd = -1, done_fd = -1, ret = 1;
 
-	if (mount_fuse(m, args, draftops_table(&rpmafs_ops)))
+	if (mount_fuse(m, args, draftops_table(inbox_ops_table(&rpmafs_ops))))
 		return 1;
 	if (fuse_daemonize(o->foreground) != 0)
 		goto out;

@@ -64,8 +64,8 @@ static void remedies(
 }
 
 int memlock_plan(unsigned slots, bool slots_set, unsigned default_slots, unsigned min_slots,
-	unsigned nworkers, size_t buf_size, unsigned rdma_peers, struct memlock_plan *plan,
-	char *why, size_t whylen)
+	unsigned nworkers, size_t buf_size, unsigned rdma_peers, unsigned long long inbox_bytes,
+	struct memlock_plan *plan, char *why, size_t whylen)
 {
 	unsigned long long limit, reserve, need, fit;
 	struct rlimit rl;
@@ -73,11 +73,15 @@ int memlock_plan(unsigned slots, bool slots_set, unsigned default_slots, unsigne
 
 	memset(plan, 0, sizeof(*plan));
 	limit = limit_in_force(&rl);
-	reserve = rdma_peers ? MEMLOCK_RESERVE_BASE +
-				       (unsigned long long)MEMLOCK_RESERVE_PER_PEER * rdma_peers
-			     : 0;
+	reserve = rdma_peers || inbox_bytes
+			  ? MEMLOCK_RESERVE_BASE +
+				    (unsigned long long)MEMLOCK_RESERVE_PER_PEER * rdma_peers
+			  : 0;
 	plan->limit = limit;
 	plan->reserve = reserve;
+	plan->inbox = inbox_bytes;
+	/* the inbox is registered whole; only the send pool adapts to what is left */
+	reserve += inbox_bytes;
 	plan->slots = slots_set ? slots : default_slots;
 	if (!limit)
 		return 0;
@@ -105,10 +109,12 @@ int memlock_plan(unsigned slots, bool slots_set, unsigned default_slots, unsigne
 		snprintf(most, sizeof(most), "; not even %u slots fit", min_slots);
 	snprintf(why, whylen,
 		"the registered pool does not fit in RLIMIT_MEMLOCK: (%u slots + %u workers) x "
-		"%zu bytes + %llu bytes kept for the RDMA provider = %llu bytes (%llu KiB), and "
-		"RLIMIT_MEMLOCK allows %llu bytes (%llu KiB)%s. Remedies: %s",
-		plan->slots, nworkers, buf_size, reserve, need, (need + 1023) / 1024, limit,
-		limit / 1024, most, fix);
+		"%zu bytes + %llu bytes of inbox receive buffers + %llu bytes kept for the RDMA "
+		"provider = %llu bytes (%llu KiB), and RLIMIT_MEMLOCK allows %llu bytes (%llu "
+		"KiB)%s. Remedies: %s%s",
+		plan->slots, nworkers, buf_size, inbox_bytes, reserve - inbox_bytes, need,
+		(need + 1023) / 1024, limit, limit / 1024, most,
+		inbox_bytes ? "fewer inbox_slots or a smaller inbox_max_message; or " : "", fix);
 	return -1;
 }
 

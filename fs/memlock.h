@@ -4,7 +4,8 @@
  *
  * Registered memory is pinned and counts against RLIMIT_MEMLOCK, which
  * Debian sets to 8 MiB (soft and hard) for an ordinary user. The pool is
- * (slots + workers) buffers of 1 MiB + 4 KiB. When the config leaves
+ * (slots + workers) buffers of 1 MiB + 4 KiB, plus the inbox's receive
+ * buffers when the mount listens. When the config leaves
  * `slots` unset the pool is sized to what the limit allows; when it sets
  * it and the pool does not fit, the error gives exact figures and the
  * remedies an ordinary user can apply (docs/design.md §4.5).
@@ -28,18 +29,22 @@ struct memlock_plan {
 	bool sized;		    /* slots was chosen to fit the limit */
 	unsigned long long limit;   /* RLIMIT_MEMLOCK in bytes, 0: no limit applies */
 	unsigned long long reserve; /* kept free for the provider */
+	unsigned long long inbox;   /* the inbox's receive buffers */
 };
 
 /*
  * memlock_plan -- decide the pool for nworkers workers and buffers of
  * buf_size bytes. slots is the configured count; slots_set says whether the
  * config set it; default_slots is the count when nothing limits it;
- * rdma_peers is the number of peers that will make connections. Returns 0
- * with plan filled, or -1 with the reason, figures and remedies in why.
+ * rdma_peers is the number of peers that will make connections; inbox_bytes
+ * is the inbox's registered receive memory (inbox_slots x inbox_max_message,
+ * 0 without an inbox), which comes off the limit before the pool is sized.
+ * Returns 0 with plan filled, or -1 with the reason, figures and remedies in
+ * why.
  */
 int memlock_plan(unsigned slots, bool slots_set, unsigned default_slots, unsigned min_slots,
-	unsigned nworkers, size_t buf_size, unsigned rdma_peers, struct memlock_plan *plan,
-	char *why, size_t whylen);
+	unsigned nworkers, size_t buf_size, unsigned rdma_peers, unsigned long long inbox_bytes,
+	struct memlock_plan *plan, char *why, size_t whylen);
 
 /*
  * memlock_explain -- after a failed registration of bytes: what

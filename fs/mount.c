@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "devices.h"
 #include "draft.h"
+#include "inbox.h"
 #include "log.h"
 #include "loop.h"
 #include "memlock.h"
@@ -80,8 +81,11 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 	for (unsigned i = 0; i < npeers; i++)
 		rdma_peers += m->cfg->peers[i].type != RPMAFS_PEER_NULL;
 	if (memlock_plan(m->cfg->slots, m->cfg->slots_set, RPMAFS_CFG_DEFAULT_SLOTS,
-		    RPMAFS_CFG_SLOTS_MIN, m->nworkers, FUSE_READ_SIZE, rdma_peers, &plan, why,
-		    sizeof(why))) {
+		    RPMAFS_CFG_SLOTS_MIN, m->nworkers, FUSE_READ_SIZE, rdma_peers,
+		    m->cfg->inbox.enabled
+			    ? (unsigned long long)m->cfg->inbox.slots * m->cfg->inbox.max_message
+			    : 0,
+		    &plan, why, sizeof(why))) {
 		fprintf(stderr, "rpmafs: %s\n", why);
 		return 1;
 	}
@@ -113,7 +117,13 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 		goto nomem;
 	m->env = (struct spool_env){.pool = m->pool, .loop = m->loop, .devices = m->devices,
 		.nworkers = m->nworkers};
-	m->spools = calloc(npeers, sizeof(*m->spools));
+	if (m->cfg->inbox.enabled &&
+		inbox_new(&m->cfg->inbox, m->loop, NULL, NULL, &m->inbox, why, sizeof(why))) {
+		fprintf(stderr, "rpmafs: %s: %s\n", m->cfg->path, why);
+		inbox_delete(&m->inbox);
+		return 1;
+	}
+	m->spools = calloc(npeers ? npeers : 1, sizeof(*m->spools));
 	if (!m->spools)
 		goto nomem;
 	for (; m->nspools < npeers; m->nspools++) {
@@ -221,6 +231,8 @@ void mount_stop(struct mount *m)
 		loop_stop(m->loop);
 		m->loop_running = false;
 	}
+	/* unread messages were never acknowledged; parked reads end (EOF) */
+	inbox_delete(&m->inbox);
 	for (unsigned i = 0; i < m->nspools; i++)
 		spool_close(&m->spools[i]);
 }
@@ -247,6 +259,7 @@ void mount_teardown(struct mount *m)
 	m->spools = NULL;
 	m->nspools = 0;
 	drafts_delete(&m->drafts);
+	inbox_delete(&m->inbox);
 	loop_delete(&m->loop);
 	devices_delete(&m->devices);
 	pool_delete(&m->pool);

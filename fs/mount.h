@@ -21,6 +21,7 @@
 #include "spool.h"
 
 struct drafts;
+struct inbox;
 struct loop;
 struct workers;
 
@@ -39,6 +40,7 @@ struct mount {
 
 	unsigned nspools;
 	struct spool *spools;
+	struct inbox *inbox; /* [rpmafs] listen: inbox.h; else NULL */
 
 	unsigned nworkers;
 	struct workers *workers;

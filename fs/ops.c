@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 
 #include "draftops.h"
 #include "framed.h"
+#include "inbox_ops.h"
 #include "log.h"
 #include "mount.h"
 #include "openfiles.h"
@@ -30,6 +32,7 @@
 #include "spool.h"
 #include "status.h"
 #include "workers.h"
+#include "xattrops.h"
 
 /* names never change, and spool attributes are invalidated on change */
 #define ENTRY_TIMEOUT 86400.0
@@ -97,6 +100,17 @@ static double attr_timeout(struct mount *m, fuse_ino_t ino)
 	if (ino != FUSE_ROOT_ID)
 		mount_spool_of(m, ino, &is_status);
 	return is_status ? 0.0 : SPOOL_ATTR_TIMEOUT;
+}
+
+static void op_poll(
+	fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct fuse_pollhandle *ph)
+{
+	(void)ino;
+	(void)fi;
+	/* spool and status files: always ready, as for a regular file */
+	if (ph)
+		fuse_pollhandle_destroy(ph);
+	fuse_reply_poll(req, POLLIN | POLLOUT);
 }
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
@@ -236,7 +250,8 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct mount *m = mount_of(req);
 	char *buf;
 	size_t used = 0;
-	off_t n = 0, total = 2 + 2 * (off_t)m->nspools;
+	off_t n = 0, spools_end = 2 + 2 * (off_t)m->nspools;
+	off_t total = spools_end + inbox_ops_dirents(m);
 
 	(void)fi;
 	if (ino != FUSE_ROOT_ID) {
@@ -259,6 +274,12 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		} else if (n == 1) {
 			st.st_ino = FUSE_ROOT_ID;
 			strcpy(name, "..");
+		} else if (n >= spools_end) {
+			fuse_ino_t ino_i;
+
+			snprintf(name, sizeof(name), "%s",
+				inbox_ops_dirent(m, (unsigned)(n - spools_end), &ino_i));
+			st.st_ino = ino_i;
 		} else {
 			unsigned i = (unsigned)(n - 2) / 2;
 			bool status = (n - 2) % 2 == 1;
@@ -512,69 +533,6 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	fuse_reply_err(req, 0);
 }
 
-static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
-{
-	struct mount *m = mount_of(req);
-	char value[256];
-	struct spool *sp;
-	bool is_status;
-	int n;
-
-	sp = mount_spool_of(m, ino, &is_status);
-	if (!sp) {
-		fuse_reply_err(req, ino == FUSE_ROOT_ID ? ENODATA : ENOENT);
-		return;
-	}
-	n = status_xattr(sp, name, value, sizeof(value));
-	if (n < 0)
-		fuse_reply_err(req, -n);
-	else if (size == 0)
-		fuse_reply_xattr(req, (size_t)n);
-	else if ((size_t)n > size)
-		fuse_reply_err(req, ERANGE);
-	else
-		fuse_reply_buf(req, value, (size_t)n);
-}
-
-static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
-{
-	struct mount *m = mount_of(req);
-	bool is_status;
-	size_t len;
-	const char *names;
-
-	if (!mount_spool_of(m, ino, &is_status)) {
-		if (size == 0)
-			fuse_reply_xattr(req, 0);
-		else
-			fuse_reply_buf(req, NULL, 0);
-		return;
-	}
-	names = status_xattr_names(&len);
-	if (size == 0)
-		fuse_reply_xattr(req, len);
-	else if (len > size)
-		fuse_reply_err(req, ERANGE);
-	else
-		fuse_reply_buf(req, names, len);
-}
-
-static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
-	size_t size, int flags)
-{
-	(void)ino;
-	(void)value;
-	(void)size;
-	(void)flags;
-	fuse_reply_err(req, strncmp(name, STATUS_XATTR_PREFIX, strlen(STATUS_XATTR_PREFIX)) == 0 ?
-		EPERM : ENOTSUP);
-}
-
-static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
-{
-	op_setxattr(req, ino, name, NULL, 0, 0);
-}
-
 static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
 {
 	struct mount *m = mount_of(req);
@@ -675,10 +633,11 @@ const struct fuse_lowlevel_ops rpmafs_ops = {
 	.flush = op_flush,
 	.fsync = op_fsync,
 	.release = op_release,
-	.getxattr = op_getxattr,
-	.listxattr = op_listxattr,
-	.setxattr = op_setxattr,
-	.removexattr = op_removexattr,
+	.poll = op_poll,
+	.getxattr = xattrops_get,
+	.listxattr = xattrops_list,
+	.setxattr = xattrops_set,
+	.removexattr = xattrops_remove,
 	.access = op_access,
 	.statfs = op_statfs,
 	.mknod = op_mknod,

@@ -544,6 +544,12 @@ for k in "${peers_n[@]}"; do
 done
 
 # ---------------------------------------------------------------------------
+# the inbox (tools/benchsrc/inbox.sh): receive rate against rpma-recv to
+# /dev/null, ping-pong between two mounts against ib_send_lat (above)
+step "inbox: receive rate against rpma-recv, ping-pong between two mounts"
+timeout -k 10 900 bash "$top/tools/benchsrc/inbox.sh" "$mode" "$fig" "$logs" || :
+
+# ---------------------------------------------------------------------------
 # 6. fan-in: K plain librpma senders (tests/lab/recv/fan-in, one process) to
 # one rpma-recv, on its shared receive queue and with --no-srq (4 MiB of
 # receives per connection: up to 100 connections, ~460 fill the VM)

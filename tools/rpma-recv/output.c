@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "output.h"
+#include "record.h"
 
 #define SEQ_DIGITS 20 /* enough for any uint64_t, so names always sort */
 #define LINE_CHUNK (64u << 10)
@@ -95,38 +96,22 @@ static void roll_back(struct recv_output *out, size_t written)
 }
 
 /*
- * write_lines -- escape msg into line_buf chunk by chunk. One input byte
- * makes at most two, and the closing '\n' needs one more: a chunk is flushed
- * before fewer than three bytes would be left.
+ * write_lines -- the lines record (common/record.h, shared with the rpmafs
+ * inbox) through line_buf, chunk by chunk
  */
 static int write_lines(struct recv_output *out, const uint8_t *msg, size_t len, size_t *done)
 {
-	uint8_t *buf = out->line_buf;
-	size_t n = 0;
+	struct rpmafs_record r;
+	size_t n;
 	int ret;
 
-	if (len > 0 && msg[len - 1] == '\n')
-		len--;
-
-	for (size_t i = 0; i < len; i++) {
-		if (n + 3 > LINE_CHUNK) {
-			ret = write_all(out->fd, buf, n, done);
-			if (ret)
-				return ret;
-			n = 0;
-		}
-		if (msg[i] == '\\') {
-			buf[n++] = '\\';
-			buf[n++] = '\\';
-		} else if (msg[i] == '\n') {
-			buf[n++] = '\\';
-			buf[n++] = 'n';
-		} else {
-			buf[n++] = msg[i];
-		}
+	rpmafs_record_start(&r, RPMAFS_RECORD_LINES, msg, len);
+	while ((n = rpmafs_record_take(&r, out->line_buf, LINE_CHUNK)) > 0) {
+		ret = write_all(out->fd, out->line_buf, n, done);
+		if (ret)
+			return ret;
 	}
-	buf[n++] = '\n'; /* there is always room for it: see the flush above */
-	return write_all(out->fd, buf, n, done);
+	return 0;
 }
 
 static int write_len(struct recv_output *out, const uint8_t *msg, size_t len, size_t *done)
@@ -173,7 +158,8 @@ static int write_dir_file(struct recv_output *out, const uint8_t *msg, size_t le
 	 */
 	fd = openat(out->fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (fd < 0 && errno == EEXIST && unlinkat(out->fd, tmp, 0) == 0)
-		fd = openat(out->fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		fd = openat(
+			out->fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return -errno;
 	ret = write_all(fd, msg, len, &done);

@@ -709,7 +709,7 @@ static void test_unknown_keys(void **state)
 	peer_line_bad(fx, "colour = blue", "colour", "unknown key; a peer's keys are");
 	peer_line_bad(fx, "max message = 4K", "max message", "unknown key");
 	assert_one_problem(fx, "[rpmafs]\nlog-level = info\n[a]\naddress = h\n",
-		":2: [rpmafs] log-level: unknown key (did you mean log_level?); [rpmafs] takes log_level, max_message, slots, drafts, and the peer defaults port, type, mode, framing, completion, confirm, close, send_timeout_ms and connect_timeout_ms");
+		":2: [rpmafs] log-level: unknown key (did you mean log_level?); [rpmafs] takes log_level, max_message, slots, drafts, listen, allow, inbox_format, inbox_slots, inbox_max_message, and the peer defaults port, type, mode, framing, completion, confirm, close, send_timeout_ms and connect_timeout_ms");
 	/* a key before any section */
 	err = load_bad(fx, "port = 7204\n[a]\naddress = h\n");
 	assert_int_equal(count_lines(err), 1);
@@ -840,10 +840,11 @@ static void test_no_peers(void **state)
 
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
 		char *err = load_bad(fx, texts[i]);
-		char want[256];
+		char want[512];
 
 		snprintf(want, sizeof(want),
-			"rpmafs: %s: no peers: add a section such as [alpha] with address = 192.168.77.2",
+			"rpmafs: %s: no peers: add a section such as [alpha] with address = "
+			"192.168.77.2, or listen = ADDR in [rpmafs] for a mount that only receives",
 			fx->path);
 		assert_string_equal(err, want);
 		free(err);
@@ -1493,6 +1494,96 @@ static void test_threads(void **state)
 }
 
 /* tools/rpmafs.ini.example loads, with the values its comments promise. */
+/* [rpmafs] listen alone is a valid mount: it only receives */
+static void test_inbox_defaults_and_listen_only(void **state)
+{
+	struct fx *fx = *state;
+	struct rpmafs_cfg *cfg = NULL;
+	char *err = NULL;
+
+	write_cfg(fx, "[rpmafs]\nlisten = 192.168.77.1\n");
+	if (rpmafs_cfg_load(fx->path, &cfg, &err) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(cfg->npeers, 0);
+	assert_true(cfg->inbox.enabled);
+	assert_string_equal(cfg->inbox.address, "192.168.77.1");
+	assert_int_equal(cfg->inbox.port, 7204);
+	assert_int_equal(cfg->inbox.format, RPMAFS_INBOX_LINES);
+	assert_int_equal(cfg->inbox.slots, 64);
+	assert_int_equal(cfg->inbox.max_message, 16384);
+	assert_int_equal(cfg->inbox.nallow, 0);
+	rpmafs_cfg_delete(&cfg);
+
+	/* without listen there is no inbox */
+	cfg = load_ok(fx, "[alpha]\naddress = 192.168.77.2\n");
+	assert_false(cfg->inbox.enabled);
+	rpmafs_cfg_delete(&cfg);
+}
+
+static void test_inbox_keys(void **state)
+{
+	struct fx *fx = *state;
+	struct rpmafs_cfg *cfg;
+
+	cfg = load_ok(fx, "[rpmafs]\nlisten = host-a:7300\nallow = 192.168.77.0/24, fd00::/8 "
+			  "10.1.2.3\ninbox_format = LEN\ninbox_slots = 8\n"
+			  "inbox_max_message = 4KiB\n[b]\naddress = 192.168.77.2\n");
+	assert_true(cfg->inbox.enabled);
+	assert_string_equal(cfg->inbox.address, "host-a");
+	assert_int_equal(cfg->inbox.port, 7300);
+	assert_int_equal(cfg->inbox.format, RPMAFS_INBOX_LEN);
+	assert_int_equal(cfg->inbox.slots, 8);
+	assert_int_equal(cfg->inbox.max_message, 4096);
+	assert_int_equal(cfg->inbox.nallow, 3);
+	assert_string_equal(cfg->inbox.allow[0], "192.168.77.0/24");
+	assert_string_equal(cfg->inbox.allow[1], "fd00::/8");
+	assert_string_equal(cfg->inbox.allow[2], "10.1.2.3");
+	/* the listen port is not the peers' default port */
+	assert_int_equal(cfg->peers[0].port, 7204);
+	rpmafs_cfg_delete(&cfg);
+
+	cfg = load_ok(fx, "[rpmafs]\nlisten = [fd00::1]:7205\ninbox_format = raw\n"
+			  "[b]\naddress = 192.168.77.2\n");
+	assert_string_equal(cfg->inbox.address, "fd00::1");
+	assert_int_equal(cfg->inbox.port, 7205);
+	assert_int_equal(cfg->inbox.format, RPMAFS_INBOX_RAW);
+	rpmafs_cfg_delete(&cfg);
+
+	cfg = load_ok(fx, "[rpmafs]\nlisten = fd00::1\n[b]\naddress = 192.168.77.2\n");
+	assert_string_equal(cfg->inbox.address, "fd00::1");
+	assert_int_equal(cfg->inbox.port, 7204);
+	rpmafs_cfg_delete(&cfg);
+}
+
+static void test_inbox_bad_values(void **state)
+{
+	struct fx *fx = *state;
+
+	assert_one_problem(fx, "[rpmafs]\nlisten = 192.168.77.1:0\n",
+		":2: [rpmafs] listen: \"0\" is out of range", "(the port after the colon)");
+	assert_one_problem(fx, "[rpmafs]\nlisten = :7204\n", ":2: [rpmafs] listen: ",
+		"has no address");
+	assert_one_problem(fx, "[rpmafs]\nlisten = [fd00::1\n", ":2: [rpmafs] listen: ",
+		"is not [IPV6-ADDRESS]");
+	assert_one_problem(fx, "[rpmafs]\nlisten = 10.0.0.1\nallow = 10.0.0.0/33\n",
+		":3: [rpmafs] allow: \"10.0.0.0/33\"", "expected ADDR/PREFIX");
+	assert_one_problem(fx, "[rpmafs]\nlisten = 10.0.0.1\nallow = , ,\n",
+		":3: [rpmafs] allow: ", "is empty");
+	assert_one_problem(fx, "[rpmafs]\nlisten = 10.0.0.1\nallow = 10.0.0.0/8\nallow = fd00::/8\n",
+		":4: [rpmafs] allow: duplicate key", "list several networks in one line");
+	assert_one_problem(fx, "[rpmafs]\nlisten = 10.0.0.1\ninbox_format = json\n",
+		":3: [rpmafs] inbox_format: \"json\" is not valid; use lines, len or raw");
+	assert_one_problem(fx, "[rpmafs]\nlisten = 10.0.0.1\ninbox_slots = 0\n",
+		":3: [rpmafs] inbox_slots: \"0\" is out of range");
+	assert_one_problem(fx, "[rpmafs]\nlisten = 10.0.0.1\ninbox_max_message = 2MiB\n",
+		":3: [rpmafs] inbox_max_message: \"2MiB\" is over the limit");
+	assert_one_problem(fx, "[rpmafs]\nlisten = 10.0.0.1\n[inbox]\naddress = 10.0.0.2\n",
+		":3: [inbox]: a peer may not be called inbox");
+	/* the inbox keys belong to [rpmafs] */
+	assert_one_problem(fx, "[alpha]\naddress = 10.0.0.2\nlisten = 10.0.0.1\n",
+		":3: [alpha] listen: is a global setting");
+}
+
 static void test_example_config(void **state)
 {
 	const char *path = getenv("RPMAFS_EXAMPLE_CONFIG");
@@ -1567,6 +1658,9 @@ int main(void)
 		T(test_reopened_section_lines),
 		T(test_fifo),
 		T(test_threads),
+		T(test_inbox_defaults_and_listen_only),
+		T(test_inbox_keys),
+		T(test_inbox_bad_values),
 		T(test_example_config),
 	};
 #undef T

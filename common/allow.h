@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * allow.h -- the --allow filter: which peer addresses may connect
+ * allow.h -- which peer addresses may connect: rpma-recv's --allow and
+ * rpmafs.ini's [rpmafs] allow
  *
  * A list of IPv4 and IPv6 networks written as ADDR/PREFIX (a bare ADDR is a
  * single host). An empty list allows everyone. IPv4 peers that appear as
  * IPv4-mapped IPv6 addresses (::ffff:a.b.c.d) are matched as IPv4.
  */
-#ifndef RPMA_RECV_ALLOW_H
-#define RPMA_RECV_ALLOW_H
+#ifndef RPMAFS_COMMON_ALLOW_H
+#define RPMAFS_COMMON_ALLOW_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -38,4 +39,4 @@ size_t recv_allow_count(const struct recv_allow *list);
  */
 bool recv_allow_match(const struct recv_allow *list, const struct sockaddr *addr);
 
-#endif /* RPMA_RECV_ALLOW_H */
+#endif /* RPMAFS_COMMON_ALLOW_H */

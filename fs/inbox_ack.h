@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * inbox_ack.h -- receiver confirmation on the inbox's side (common/ack.h,
+ * docs/design.md §13.4): a message from a sender that offered
+ * RPMAFS_PDATA_F_ACK is acknowledged only once its last byte was read
+ *
+ * Each acknowledging connection holds a share of the shared receive queue
+ * (its credits + 1, see inbox_ack_offer) and the numbers of its messages
+ * still held in slots, oldest first. Readers may finish a connection's
+ * messages out of order (competing readers); the acknowledgement covers the
+ * longest prefix read, and the slots of that prefix are re-posted before it
+ * is sent, so the credits it carries are receives that are there. Plain
+ * senders (and rpmafs senders without the flag) get no acknowledgement
+ * traffic: their slots are re-posted at read, as before.
+ *
+ * Everything here runs on the loop thread.
+ */
+#ifndef RPMAFS_INBOX_ACK_H
+#define RPMAFS_INBOX_ACK_H
+
+#include <infiniband/verbs.h>
+#include <librpma.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define INBOX_ACK_BUFS 4 /* acknowledgements in flight on one connection */
+#define INBOX_ACK_NONE UINT32_MAX
+
+struct inbox_ack;
+
+/* one connection's acknowledgement state; zeroed = off */
+struct inbox_ack_conn {
+	bool on;	/* the sender offered the flag and it was accepted */
+	uint32_t share; /* receives held for it (0: none promised, credits 0) */
+	uint32_t idx;	/* its acknowledgement buffers in the registered region */
+	bool seen_any;
+	uint32_t seen;	   /* the number of the last message taken in */
+	uint16_t requests; /* REQUEST messages taken in */
+	bool read_any;
+	uint32_t read_upto; /* every message up to this one was read (in order) */
+	bool sent_any;
+	uint32_t sent_acked; /* what the last acknowledgement said */
+	uint16_t sent_requests;
+	unsigned busy;	     /* bit i: buffer i is being sent */
+	bool owed;	     /* an acknowledgement is due and no buffer was free */
+	uint32_t head, tail; /* its slots held, oldest first (INBOX_ACK_NONE: none) */
+	uint64_t acks, duplicates;
+};
+
+enum inbox_take {
+	INBOX_TAKE_RECORD,    /* a message for the queue */
+	INBOX_TAKE_DUPLICATE, /* a number already taken on this connection: dropped */
+	INBOX_TAKE_REQUEST,   /* no message: the sender asks for an acknowledgement */
+	INBOX_TAKE_BAD,	      /* not what the protocol allows: close the connection */
+};
+
+/* re-post a slot's receive (the caller's shared queue) */
+typedef void (*inbox_post_fn)(void *arg, uint32_t slot);
+
+/*
+ * inbox_ack_new -- the state for slots receive buffers and up to conns
+ * acknowledging connections, with their registered buffers. 0, or a
+ * negative errno / rpma error.
+ */
+int inbox_ack_new(struct rpma_peer *peer, uint32_t slots, uint32_t conns, struct inbox_ack **a_ptr);
+
+/* inbox_ack_delete -- after every connection was dropped; *a_ptr = NULL */
+void inbox_ack_delete(struct inbox_ack **a_ptr);
+
+/*
+ * inbox_ack_offer -- a sender offered the flag: turn ac on with a share of
+ * the queue. Returns the credits for the accept (0: none promised, the
+ * sender keeps its own window and RNR holds it back), or -1: no
+ * acknowledgement buffer left (ac stays off: accept without the flag).
+ */
+int inbox_ack_offer(struct inbox_ack *a, struct inbox_ack_conn *ac);
+
+/*
+ * inbox_ack_take -- classify a successful receive completion of ac's
+ * connection in slot; a RECORD is now held for ac (*why for BAD)
+ */
+enum inbox_take inbox_ack_take(struct inbox_ack *a, struct inbox_ack_conn *ac, uint32_t slot,
+	const struct ibv_wc *wc, const char **why);
+
+/* inbox_ack_plain -- slot holds a message of a connection that is not acknowledged */
+void inbox_ack_plain(struct inbox_ack *a, uint32_t slot);
+
+/*
+ * inbox_ack_released -- slot's message was read to its last byte: the
+ * slots that may go back to the queue are posted through post; returns the
+ * connection whose acknowledgement moved on (send it), or NULL
+ */
+struct inbox_ack_conn *inbox_ack_released(
+	struct inbox_ack *a, uint32_t slot, inbox_post_fn post, void *arg);
+
+/*
+ * inbox_ack_drop -- ac's connection is gone: its share is given back, its
+ * slots read out of order are posted, and each of its messages not read
+ * yet is offered to withdraw (true: it was taken off the queue unread, the
+ * sender will send it again, post it; false: a reader is on it, it is
+ * posted at its read, unacknowledged). ac is off afterwards.
+ */
+void inbox_ack_drop(struct inbox_ack *a, struct inbox_ack_conn *ac,
+	bool (*withdraw)(void *arg, uint32_t slot), inbox_post_fn post, void *arg);
+
+/*
+ * inbox_ack_send -- send ac's acknowledgement on conn if one is due: 0
+ * (sent, or none due), 1 (no buffer free: owed, sent at the next
+ * completion), -1 (failed: *why)
+ */
+int inbox_ack_send(
+	struct inbox_ack *a, struct inbox_ack_conn *ac, struct rpma_conn *conn, const char **why);
+
+/* inbox_ack_sent -- the completion of an acknowledgement's send; 0 or -1 (failed: *why) */
+int inbox_ack_sent(struct inbox_ack_conn *ac, const struct ibv_wc *wc, const char **why);
+
+#endif /* RPMAFS_INBOX_ACK_H */

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * test_inbox_ack.c -- the inbox acknowledges what was read (fs/inbox_ack.c):
+ * truthful shares, the longest prefix read, duplicates and requests, a lost
+ * connection's messages withdrawn, and the 16 bytes that go on the wire
+ */
+
+#include <arpa/inet.h>
+#include <string.h>
+
+#include "unit.h"
+
+#include "ack.h"
+#include "inbox_ack.h"
+
+#define SLOTS 8
+
+static struct {
+	struct rpma_peer *peer;
+	struct inbox_ack *a;
+	uint32_t posted[64];
+	unsigned nposted;
+	bool queued[SLOTS]; /* what withdraw finds still queued */
+} F;
+
+static void post(void *arg, uint32_t slot)
+{
+	(void)arg;
+	assert_true(F.nposted < 64);
+	F.posted[F.nposted++] = slot;
+}
+
+static bool withdraw(void *arg, uint32_t slot)
+{
+	(void)arg;
+	return F.queued[slot];
+}
+
+static struct ibv_wc wc_num(uint32_t imm, uint32_t len)
+{
+	struct ibv_wc wc = fx_wc(0, IBV_WC_RECV, IBV_WC_SUCCESS);
+
+	wc.wc_flags = IBV_WC_WITH_IMM;
+	wc.imm_data = htonl(imm);
+	wc.byte_len = len;
+	return wc;
+}
+
+static enum inbox_take take(struct inbox_ack_conn *ac, uint32_t slot, uint32_t imm)
+{
+	struct ibv_wc wc = wc_num(imm, imm & RPMAFS_IMM_REQUEST ? 0 : 3);
+	const char *why = NULL;
+
+	return inbox_ack_take(F.a, ac, slot, &wc, &why);
+}
+
+static int setup(void **state)
+{
+	unit_setup(state);
+	memset(&F, 0, sizeof(F));
+	F.peer = fx_peer();
+	assert_int_equal(inbox_ack_new(F.peer, SLOTS, 4, &F.a), 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	inbox_ack_delete(&F.a);
+	assert_null(F.a);
+	assert_int_equal(rpma_peer_delete(&F.peer), 0);
+	return unit_teardown(state);
+}
+
+/* a quarter of the queue each while it lasts, then nothing promised; shares come back */
+static void test_shares(void **state)
+{
+	struct inbox_ack_conn c[5];
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(inbox_ack_offer(F.a, &c[i]), 1); /* share 2, one kept */
+	assert_int_equal(inbox_ack_offer(F.a, &c[4]), -1);	  /* 4 buffers: no fifth */
+	inbox_ack_drop(F.a, &c[3], withdraw, post, NULL);
+	assert_false(c[3].on);
+	assert_int_equal(inbox_ack_offer(F.a, &c[3]), 1);
+	for (int i = 0; i < 4; i++)
+		inbox_ack_drop(F.a, &c[i], withdraw, post, NULL);
+	assert_int_equal(F.nposted, 0);
+}
+
+/* shares used up: credits 0, the flag still given */
+static void test_no_share_left(void **state)
+{
+	struct inbox_ack *big;
+	struct inbox_ack_conn c[6];
+
+	(void)state;
+	assert_int_equal(inbox_ack_new(F.peer, SLOTS, 8, &big), 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(inbox_ack_offer(big, &c[i]), 1);
+	assert_int_equal(inbox_ack_offer(big, &c[4]), 0);
+	assert_true(c[4].on);
+	assert_int_equal(c[4].share, 0);
+	for (int i = 0; i <= 4; i++)
+		inbox_ack_drop(big, &c[i], withdraw, post, NULL);
+	inbox_ack_delete(&big);
+}
+
+/* competing readers finish 6 before 5: the acknowledgement waits for 5, slots go back in order */
+static void test_prefix_read(void **state)
+{
+	struct inbox_ack_conn c;
+
+	(void)state;
+	assert_int_equal(inbox_ack_offer(F.a, &c), 1);
+	assert_int_equal(take(&c, 0, 5), INBOX_TAKE_RECORD);
+	assert_int_equal(take(&c, 1, 6), INBOX_TAKE_RECORD);
+	assert_int_equal(take(&c, 2, 7 | RPMAFS_IMM_PROMPT), INBOX_TAKE_RECORD);
+	assert_null(inbox_ack_released(F.a, 1, post, NULL));
+	assert_int_equal(F.nposted, 0);
+	assert_ptr_equal(inbox_ack_released(F.a, 0, post, NULL), &c);
+	assert_int_equal(F.nposted, 2);
+	assert_int_equal(F.posted[0], 0);
+	assert_int_equal(F.posted[1], 1);
+	assert_int_equal(c.read_upto, 6);
+	assert_ptr_equal(inbox_ack_released(F.a, 2, post, NULL), &c);
+	assert_int_equal(c.read_upto, 7);
+	assert_int_equal(F.nposted, 3);
+	inbox_ack_drop(F.a, &c, withdraw, post, NULL);
+	assert_int_equal(F.nposted, 3);
+}
+
+/* a plain sender's slot is posted at read, nothing acknowledged */
+static void test_plain(void **state)
+{
+	(void)state;
+	inbox_ack_plain(F.a, 3);
+	assert_null(inbox_ack_released(F.a, 3, post, NULL));
+	assert_int_equal(F.nposted, 1);
+	assert_int_equal(F.posted[0], 3);
+}
+
+static void test_duplicates_requests_bad(void **state)
+{
+	struct inbox_ack_conn c;
+	struct ibv_wc wc = wc_num(1, 3);
+	const char *why = NULL;
+
+	(void)state;
+	assert_int_equal(inbox_ack_offer(F.a, &c), 1);
+	assert_int_equal(take(&c, 0, RPMAFS_IMM_REQUEST), INBOX_TAKE_BAD); /* before any */
+	assert_int_equal(take(&c, 0, 10), INBOX_TAKE_RECORD);
+	assert_int_equal(take(&c, 1, 10), INBOX_TAKE_DUPLICATE);
+	assert_int_equal(take(&c, 1, 9), INBOX_TAKE_DUPLICATE);
+	assert_int_equal(c.duplicates, 2);
+	assert_int_equal(take(&c, 1, RPMAFS_IMM_REQUEST | RPMAFS_IMM_PROMPT), INBOX_TAKE_REQUEST);
+	assert_int_equal(c.requests, 1);
+	assert_int_equal(take(&c, 1, RPMAFS_IMM_REQUEST | 4), INBOX_TAKE_BAD);
+	wc.wc_flags = 0;
+	assert_int_equal(inbox_ack_take(F.a, &c, 1, &wc, &why), INBOX_TAKE_BAD);
+	assert_non_null(strstr(why, "without its number"));
+	/* nothing read yet: acked is the number before the first */
+	assert_int_equal(c.read_upto, 9);
+	inbox_ack_drop(F.a, &c, withdraw, post, NULL);
+}
+
+/* lost: the queued one is withdrawn and posted, the one being read waits for its read */
+static void test_drop_withdraws(void **state)
+{
+	struct inbox_ack_conn c;
+
+	(void)state;
+	assert_int_equal(inbox_ack_offer(F.a, &c), 1);
+	assert_int_equal(take(&c, 0, 1), INBOX_TAKE_RECORD); /* a reader is on it */
+	assert_int_equal(take(&c, 1, 2), INBOX_TAKE_RECORD); /* read out of order */
+	assert_int_equal(take(&c, 2, 3), INBOX_TAKE_RECORD); /* queued */
+	assert_null(inbox_ack_released(F.a, 1, post, NULL));
+	F.queued[2] = true;
+	inbox_ack_drop(F.a, &c, withdraw, post, NULL);
+	assert_int_equal(F.nposted, 2);
+	assert_int_equal(F.posted[0], 1);
+	assert_int_equal(F.posted[1], 2);
+	/* its read ends later: posted, acknowledged to nobody */
+	assert_null(inbox_ack_released(F.a, 0, post, NULL));
+	assert_int_equal(F.nposted, 3);
+	assert_int_equal(F.posted[2], 0);
+}
+
+/* the acknowledgement on the wire: what was read, the credits, the requests; 4 in flight */
+static void test_send(void **state)
+{
+	struct rpma_conn *conn = fx_conn_active(F.peer, NULL);
+	struct inbox_ack_conn c;
+	struct rpmafs_ack ack;
+	const char *why = NULL;
+	struct fake_send_wr wr;
+	struct ibv_wc done;
+
+	(void)state;
+	assert_int_equal(inbox_ack_offer(F.a, &c), 1);
+	assert_int_equal(inbox_ack_send(F.a, &c, conn, &why), 0); /* nothing due */
+	assert_int_equal(fake_send_count(fx_qp(conn)), 0);
+	assert_int_equal(take(&c, 0, 1), INBOX_TAKE_RECORD);
+	assert_int_equal(inbox_ack_send(F.a, &c, conn, &why), 0); /* nothing read */
+	assert_int_equal(fake_send_count(fx_qp(conn)), 0);
+	for (uint32_t n = 2; n <= 5; n++) {
+		assert_ptr_equal(inbox_ack_released(F.a, 0, post, NULL), &c);
+		assert_int_equal(inbox_ack_send(F.a, &c, conn, &why), 0);
+		assert_int_equal(take(&c, 0, n), INBOX_TAKE_RECORD);
+	}
+	assert_int_equal(fake_send_count(fx_qp(conn)), 4);
+	wr = fake_send_get(fx_qp(conn), 3);
+	assert_int_equal(wr.opcode, IBV_WR_SEND);
+	assert_int_equal(wr.sge.length, RPMAFS_ACK_LEN);
+	assert_int_equal(
+		rpmafs_ack_parse((void *)(uintptr_t)wr.sge.addr, wr.sge.length, &ack, &why), 0);
+	assert_int_equal(ack.acked, 4);
+	assert_int_equal(ack.credits, 1);
+	assert_int_equal(ack.requests, 0);
+	/* four in flight: the fifth is owed until a completion frees a buffer */
+	assert_ptr_equal(inbox_ack_released(F.a, 0, post, NULL), &c);
+	assert_int_equal(inbox_ack_send(F.a, &c, conn, &why), 1);
+	assert_true(c.owed);
+	done = fx_wc(wr.wr_id, IBV_WC_SEND, IBV_WC_SUCCESS);
+	assert_int_equal(inbox_ack_sent(&c, &done, &why), 0);
+	assert_int_equal(inbox_ack_send(F.a, &c, conn, &why), 0);
+	assert_false(c.owed);
+	assert_int_equal(fake_send_count(fx_qp(conn)), 5);
+	wr = fake_send_get(fx_qp(conn), 4);
+	assert_int_equal(
+		rpmafs_ack_parse((void *)(uintptr_t)wr.sge.addr, wr.sge.length, &ack, &why), 0);
+	assert_int_equal(ack.acked, 5);
+	done.status = IBV_WC_WR_FLUSH_ERR;
+	assert_int_equal(inbox_ack_sent(&c, &done, &why), -1);
+	inbox_ack_drop(F.a, &c, withdraw, post, NULL);
+	assert_int_equal(rpma_conn_delete(&conn), 0);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_shares),
+		T(test_no_share_left),
+		T(test_prefix_read),
+		T(test_plain),
+		T(test_duplicates_requests_bad),
+		T(test_drop_withdraws),
+		T(test_send),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "mount.h"
 #include "pool.h"
+#include "xattrops.h"
 
 #define DRAFT_TIMEOUT 0.0 /* drafts change under the kernel: never cached */
 
@@ -441,29 +442,17 @@ static void d_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t 
 		return;
 	}
 	n = root_xattr(mount_of(req), name, value, sizeof(value));
-	if (n < 0)
-		fuse_reply_err(req, -n);
-	else if (size == 0)
-		fuse_reply_xattr(req, (size_t)n);
-	else if ((size_t)n > size)
-		fuse_reply_err(req, ERANGE);
-	else
-		fuse_reply_buf(req, value, (size_t)n);
+	xattrops_reply(req, value, n, size);
 }
 
 static void d_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	static const char names[] = "user.rpma.drafts\0user.rpma.draft_bytes";
 
-	if (ino != FUSE_ROOT_ID) {
+	if (ino != FUSE_ROOT_ID)
 		base->listxattr(req, ino, size);
-	} else if (size == 0) {
-		fuse_reply_xattr(req, sizeof(names));
-	} else if (size < sizeof(names)) {
-		fuse_reply_err(req, ERANGE);
-	} else {
-		fuse_reply_buf(req, names, sizeof(names));
-	}
+	else
+		xattrops_reply(req, names, (ssize_t)sizeof(names), size);
 }
 
 static void d_statfs(fuse_req_t req, fuse_ino_t ino)

@@ -13,6 +13,7 @@
 #include "inbox.h"
 #include "inbox_ops.h"
 #include "mount.h"
+#include "xattrops.h"
 
 #define INBOX_XATTR_PREFIX "user.rpma."
 #define POLLS_MAX 256
@@ -383,26 +384,14 @@ void inbox_ops_getxattr(
 		return;
 	}
 	n = xattr_value(m, name + strlen(INBOX_XATTR_PREFIX), val, sizeof(val));
-	if (n < 0)
-		fuse_reply_err(req, -n);
-	else if (size == 0)
-		fuse_reply_xattr(req, (size_t)n);
-	else if ((size_t)n > size)
-		fuse_reply_err(req, ERANGE);
-	else
-		fuse_reply_buf(req, val, (size_t)n);
+	xattrops_reply(req, val, n, size);
 }
 
 void inbox_ops_listxattr(fuse_req_t req, struct mount *m, fuse_ino_t ino, size_t size)
 {
 	(void)m;
 	(void)ino;
-	if (size == 0)
-		fuse_reply_xattr(req, sizeof(xattr_names));
-	else if (size < sizeof(xattr_names))
-		fuse_reply_err(req, ERANGE);
-	else
-		fuse_reply_buf(req, xattr_names, sizeof(xattr_names));
+	xattrops_reply(req, xattr_names, (ssize_t)sizeof(xattr_names), size);
 }
 
 /* ---- the table: ops.c's, with requests on the inbox's files answered here ---- */

@@ -8,6 +8,18 @@
 #include "status.h"
 #include "xattrops.h"
 
+void xattrops_reply(fuse_req_t req, const char *value, ssize_t n, size_t size)
+{
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else if (size == 0)
+		fuse_reply_xattr(req, (size_t)n); /* the caller asks how much room it needs */
+	else if ((size_t)n > size)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, value, (size_t)n);
+}
+
 void xattrops_get(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	struct mount *m = fuse_req_userdata(req);
@@ -22,14 +34,7 @@ void xattrops_get(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 		return;
 	}
 	n = status_xattr(sp, name, value, sizeof(value));
-	if (n < 0)
-		fuse_reply_err(req, -n);
-	else if (size == 0)
-		fuse_reply_xattr(req, (size_t)n);
-	else if ((size_t)n > size)
-		fuse_reply_err(req, ERANGE);
-	else
-		fuse_reply_buf(req, value, (size_t)n);
+	xattrops_reply(req, value, n, size);
 }
 
 void xattrops_list(fuse_req_t req, fuse_ino_t ino, size_t size)
@@ -47,12 +52,7 @@ void xattrops_list(fuse_req_t req, fuse_ino_t ino, size_t size)
 		return;
 	}
 	names = status_xattr_names(&len);
-	if (size == 0)
-		fuse_reply_xattr(req, len);
-	else if (len > size)
-		fuse_reply_err(req, ERANGE);
-	else
-		fuse_reply_buf(req, names, len);
+	xattrops_reply(req, names, (ssize_t)len, size);
 }
 
 void xattrops_set(

@@ -10,6 +10,15 @@
 
 #define FUSE_USE_VERSION 34
 #include <fuse_lowlevel.h>
+#include <sys/types.h>
+
+/*
+ * xattrops_reply -- answer a getxattr or listxattr with value's n bytes
+ * (n < 0: the error -n), as the caller's size asks: 0, the length needed;
+ * too small, ERANGE. For every xattr handler of the mount (drafts' root,
+ * the inbox's files too).
+ */
+void xattrops_reply(fuse_req_t req, const char *value, ssize_t n, size_t size);
 
 /* xattrops_get -- one figure (ENODATA for the root, ENOENT off the map) */
 void xattrops_get(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size);

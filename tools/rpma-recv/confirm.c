@@ -121,23 +121,32 @@ int recv_confirm_sent(struct recv_confirm *rc, const struct ibv_wc *wc, const ch
 	return 0;
 }
 
+int recv_confirm_poll(struct recv_confirm *rc, struct rpma_cq *cq, const char **why)
+{
+	struct ibv_wc wc[RECV_ACK_BUFS];
+	int n = 0, ret;
+
+	if (!rc->busy)
+		return 0;
+	ret = rpma_cq_get_wc(cq, RECV_ACK_BUFS, wc, &n);
+	if (ret && ret != RPMA_E_NO_COMPLETION) {
+		*why = rpma_err_2str(ret);
+		return -1;
+	}
+	for (int k = 0; k < n; k++)
+		if (recv_confirm_sent(rc, &wc[k], why))
+			return -1;
+	return 0;
+}
+
 int recv_confirm_send(
 	struct recv_confirm *rc, struct rpma_conn *conn, struct rpma_cq *cq, const char **why)
 {
-	struct ibv_wc wc[RECV_ACK_BUFS];
 	unsigned i;
-	int n = 0, ret;
+	int ret;
 
-	if (cq && rc->busy) {
-		ret = rpma_cq_get_wc(cq, RECV_ACK_BUFS, wc, &n);
-		if (ret && ret != RPMA_E_NO_COMPLETION) {
-			*why = rpma_err_2str(ret);
-			return -1;
-		}
-		for (int k = 0; k < n; k++)
-			if (recv_confirm_sent(rc, &wc[k], why))
-				return -1;
-	}
+	if (cq && recv_confirm_poll(rc, cq, why))
+		return -1;
 	for (i = 0; i < RECV_ACK_BUFS && (rc->busy & (1u << i)); i++)
 		;
 	if (i == RECV_ACK_BUFS)

@@ -83,6 +83,13 @@ int recv_confirm_due(const struct recv_confirm *rc, int64_t now_ms);
 int recv_confirm_send(
 	struct recv_confirm *rc, struct rpma_conn *conn, struct rpma_cq *cq, const char **why);
 
+/*
+ * recv_confirm_poll -- take the completions of the acknowledgements in
+ * flight from cq, which holds nothing else (the connection's own CQ with
+ * the shared receive queue); 0, or -1 when one failed (*why)
+ */
+int recv_confirm_poll(struct recv_confirm *rc, struct rpma_cq *cq, const char **why);
+
 /* recv_confirm_sent -- the completion of an acknowledgement's send; 0 or -1 (*why) */
 int recv_confirm_sent(struct recv_confirm *rc, const struct ibv_wc *wc, const char **why);
 

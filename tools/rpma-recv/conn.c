@@ -50,10 +50,19 @@
 #define SETTLE_QUIET_MS 50
 #define SETTLE_MAX_MS 1000
 #define SETTLE_POLL_MS 10 /* how often a settling connection is looked at */
+/*
+ * At an orderly stop, how long a connection waits for the send completion
+ * of its last acknowledgement before its disconnect (LAST_ACK_MAX_MS; a
+ * send still queued when the QP goes to the error state is flushed, not
+ * sent), and how often it is looked at meanwhile (LAST_ACK_POLL_MS).
+ */
+#define LAST_ACK_MAX_MS 1000
+#define LAST_ACK_POLL_MS 1
 
 enum conn_state {
 	CONN_ACCEPTED, /* accepted, RPMA_CONN_ESTABLISHED not seen yet */
 	CONN_ESTABLISHED,
+	CONN_LAST_ACK, /* stopping: its last acknowledgement is on its way, then close */
 	CONN_CLOSING,  /* we disconnected, RPMA_CONN_CLOSED not seen yet */
 	CONN_SETTLING, /* stopped (QP in the error state): waiting for its last completions */
 	CONN_DEAD,     /* deleted; freed by recv_conn_reap() */
@@ -85,6 +94,7 @@ struct recv_conn {
 	bool pending; /* completions are left for the next turn */
 	char close_why[96];
 	int64_t settle_start, quiet_since; /* CONN_SETTLING: since when, quiet since when */
+	int64_t last_ack_by;		   /* CONN_LAST_ACK: closed then at the latest */
 	uint64_t seen;			   /* messages + dropped when last looked at */
 
 	uint64_t messages, bytes, dropped;
@@ -509,6 +519,7 @@ static void set_pending(struct recv_conn *c, bool pending)
 static void drain_cq(struct recv_conn *c, unsigned budget);
 static void drain_srq(struct recv_server *srv, unsigned budget);
 static int send_ack(struct recv_conn *c);
+static int last_acks(struct recv_server *srv);
 
 /*
  * finish -- the connection is over: delete it and keep it for the reaper.
@@ -602,11 +613,12 @@ static void start_settling(struct recv_conn *c)
 
 int recv_conn_settle(struct recv_server *srv)
 {
+	int wait = last_acks(srv);
 	struct recv_conn *c, *next;
 	int64_t now;
 
 	if (!srv->settling)
-		return -1;
+		return wait;
 	/* take what has come meanwhile (the loop handles new events too) */
 	if (srv->srq)
 		drain_srq(srv, 0);
@@ -625,7 +637,9 @@ int recv_conn_settle(struct recv_server *srv)
 			now - c->settle_start >= SETTLE_MAX_MS)
 			finish(c, c->close_why);
 	}
-	return srv->settling ? SETTLE_POLL_MS : -1;
+	if (!srv->settling)
+		return wait;
+	return wait >= 0 && wait < SETTLE_POLL_MS ? wait : SETTLE_POLL_MS;
 }
 
 /*
@@ -722,7 +736,8 @@ static void deliver(struct recv_conn *c, const struct ibv_wc *wc, const uint8_t 
 
 	RECEIVED(msg, len);
 	/* --count: what the batch holds counts as written already */
-	if (c->discard || srv->stop == RECV_STOP_COUNT || srv->stop == RECV_STOP_OUTPUT_GONE ||
+	if (c->discard || c->state == CONN_LAST_ACK || srv->stop == RECV_STOP_COUNT ||
+		srv->stop == RECV_STOP_OUTPUT_GONE ||
 		(srv->opts->count && srv->messages + srv->batch.n >= srv->opts->count)) {
 		c->dropped++;
 		return;
@@ -1148,26 +1163,130 @@ void recv_conn_run_pending(struct recv_server *srv)
 	}
 }
 
+static const char *stop_why(const struct recv_server *srv)
+{
+	switch (srv->stop) {
+	case RECV_STOP_COUNT:
+		return "--count reached";
+	case RECV_STOP_OUTPUT_GONE:
+		return "output gone";
+	case RECV_STOP_ENDPOINT:
+		return "endpoint lost";
+	default:
+		return "shutting down";
+	}
+}
+
+/* still_owed -- what it wrote out is not all acknowledged, or a request not answered */
+static bool still_owed(const struct recv_conn *c)
+{
+	return c->confirm && c->state < CONN_CLOSING && recv_confirm_due(c->confirm, 0) >= 0;
+}
+
+/*
+ * start_last_ack -- at an orderly stop: acknowledge everything written
+ * out, and keep the connection (CONN_LAST_ACK) until no acknowledgement
+ * is in flight; a disconnect now would flush a send still queued, and its
+ * sender would take its messages for lost. false: nothing in flight, it
+ * may be closed at once.
+ */
+static bool start_last_ack(struct recv_conn *c, int64_t now)
+{
+	c->confirm->prompt = true;
+	if (recv_confirm_due(c->confirm, now) == 0 && send_ack(c) < 0)
+		return true; /* closed, and logged */
+	if (!c->confirm->busy)
+		return false;
+	c->state = CONN_LAST_ACK;
+	c->last_ack_by = now + LAST_ACK_MAX_MS;
+	return true;
+}
+
+/*
+ * last_ack_turn -- a connection in CONN_LAST_ACK: take the completions of
+ * its acknowledgements, send the last one if no buffer was free for it
+ * before, and close once none is owed or in flight, or at last_ack_by (a
+ * peer that does not take it: dead, or hostile); true while it waits
+ */
+static bool last_ack_turn(struct recv_conn *c, int64_t now)
+{
+	struct rpma_cq *cq;
+	const char *why;
+
+	if (!c->srv->srq) {
+		drain_cq(c, 0); /* its sends complete beside its receives */
+	} else if (rpma_conn_get_cq(c->conn, &cq) == 0 && recv_confirm_poll(c->confirm, cq, &why)) {
+		recv_log(RECV_LOG_ERROR, "connection %lu %s: acknowledgement failed: %s", c->id,
+			c->peer, why);
+		close_conn(c, "acknowledgement failed");
+	}
+	if (c->state != CONN_LAST_ACK)
+		return false;
+	if (recv_confirm_due(c->confirm, now) == 0 && send_ack(c) < 0)
+		return false;
+	if (!c->confirm->busy && recv_confirm_due(c->confirm, now) < 0) {
+		close_conn(c, stop_why(c->srv));
+		return false;
+	}
+	if (now < c->last_ack_by)
+		return true;
+	recv_log(RECV_LOG_NOTICE,
+		"connection %lu %s: its last acknowledgement was not confirmed in %d ms: "
+		"closing it anyway (its sender will send again what it did not see acknowledged)",
+		c->id, c->peer, LAST_ACK_MAX_MS);
+	close_conn(c, stop_why(c->srv));
+	return false;
+}
+
+/* last_acks -- every connection in CONN_LAST_ACK has its turn: all wait at once */
+static int last_acks(struct recv_server *srv)
+{
+	struct recv_conn *c, *next;
+	bool waiting = false;
+	int64_t now;
+
+	if (srv->stop == RECV_RUNNING)
+		return -1;
+	now = recv_now_ms();
+	for (c = srv->conns; c; c = next) {
+		next = c->next;
+		if (c->state == CONN_LAST_ACK && last_ack_turn(c, now))
+			waiting = true;
+	}
+	return waiting ? LAST_ACK_POLL_MS : -1;
+}
+
 void recv_conn_shutdown_all(struct recv_server *srv, bool drain)
 {
-	const char *why = srv->stop == RECV_STOP_COUNT	       ? "--count reached"
-			  : srv->stop == RECV_STOP_OUTPUT_GONE ? "output gone"
-			  : srv->stop == RECV_STOP_ENDPOINT    ? "endpoint lost"
-							       : "shutting down";
-	struct recv_conn *c = srv->conns, *next;
+	/* nothing is acknowledged once the output is gone: who knows what it took */
+	bool ack = srv->stop != RECV_STOP_OUTPUT_GONE;
+	const char *why = stop_why(srv);
+	struct recv_conn *c, *next;
+	bool owed = false;
+	int64_t now;
+	int ret;
 
 	if (drain && srv->srq)
 		drain_srq(srv, 0);
-	for (; c; c = next) {
-		next = c->next;
+	for (c = srv->conns; c; c = c->next) {
 		if (drain && !srv->srq)
 			drain_cq(c, 0);
-		/* what is written out is acknowledged before the goodbye: no re-send of it */
-		if (drain && c->confirm && c->state < CONN_CLOSING) {
-			c->confirm->prompt = true;
-			if (recv_confirm_due(c->confirm, recv_now_ms()) == 0 && !srv->opts->fsync)
-				(void)send_ack(c);
+		owed = owed || still_owed(c);
+	}
+	/* with --fsync, what is acknowledged is synced first: one sync for all */
+	if (ack && owed && srv->opts->fsync) {
+		ret = recv_output_sync(srv->out);
+		if (ret) {
+			recv_log(RECV_LOG_ERROR, "cannot sync %s: %s; nothing more is acknowledged",
+				recv_output_name(srv->out), strerror(-ret));
+			ack = false;
 		}
+	}
+	now = recv_now_ms();
+	for (c = srv->conns; c; c = next) {
+		next = c->next;
+		if (ack && c->confirm && c->state < CONN_CLOSING && start_last_ack(c, now))
+			continue;
 		if (c->state != CONN_DEAD)
 			close_conn(c, why);
 	}

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * test_conn.c -- tools/rpma-recv/conn.c on the fake provider: at an orderly
+ * stop (--count reached, a signal) a connection of an acknowledging sender
+ * gets the acknowledgement of everything written out, and is disconnected
+ * only once that send completed (a send still queued at the disconnect is
+ * flushed, and its sender re-sends what it never saw acknowledged), or
+ * once LAST_ACK_MAX_MS passed without it (a dead or hostile peer). With
+ * the shared receive queue and with --no-srq.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "unit.h"
+
+#include "ack.h"
+#include "confirm.h"
+#include "conn.h"
+#include "log.h"
+#include "pdata.h"
+
+/*
+ * conn.c, confirm.c and srq.c take their registered buffers from
+ * posix_memalign(), and output.c its name from strdup(), which
+ * alloc_fail.c does not count, and give them back with free(), which it
+ * does: here they come from the counted malloc, so that the teardown's
+ * balance of blocks holds (the fake provider does not care about their
+ * alignment).
+ */
+int __wrap_posix_memalign(void **ptr, size_t alignment, size_t size);
+int __wrap_posix_memalign(void **ptr, size_t alignment, size_t size)
+{
+	(void)alignment;
+	*ptr = malloc(size);
+	return *ptr ? 0 : ENOMEM;
+}
+
+char *__wrap_strdup(const char *s);
+char *__wrap_strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d = malloc(n);
+
+	return d ? memcpy(d, s, n) : NULL;
+}
+
+#define SLOTS 8
+#define MAX_MESSAGE 64
+
+struct fx {
+	struct recv_options opts;
+	struct recv_server srv;
+	struct rpma_ep *ep;
+	struct recv_watch srq_watch;
+	char out_path[64];
+	struct ibv_qp *qp;
+	struct ibv_cq *cq; /* the connection's own: its sends (and --no-srq, its receives) */
+};
+
+static void fx_start(struct fx *f, bool srq, uint64_t count)
+{
+	uint8_t pdata[RPMAFS_PDATA_LEN];
+	struct rpma_conn_req *req;
+	struct recv_server *srv = &f->srv;
+	int fd;
+
+	memset(f, 0, sizeof(*f));
+	recv_log_init(RECV_QUIET);
+	f->opts.max_message = MAX_MESSAGE;
+	f->opts.slots = SLOTS;
+	f->opts.srq = srq;
+	f->opts.max_conns = 4;
+	f->opts.count = count;
+	assert_int_equal(recv_allow_new(&f->opts.allow), 0); /* empty: everyone */
+	srv->opts = &f->opts;
+	srv->peer = fx_peer();
+	srv->epfd = epoll_create1(0);
+	assert_true(srv->epfd >= 0);
+	snprintf(f->out_path, sizeof(f->out_path), "/tmp/test-recv-conn.%d", (int)getpid());
+	assert_int_equal(recv_output_open(RECV_FORMAT_LEN, f->out_path, &srv->out), 0);
+	assert_int_equal(rpma_conn_cfg_new(&srv->conn_cfg), 0);
+	assert_int_equal(rpma_conn_cfg_set_sq_size(srv->conn_cfg, RECV_ACK_BUFS), 0);
+	if (srq) {
+		assert_int_equal(recv_srq_new(srv->peer, SLOTS, MAX_MESSAGE, &srv->srq), 0);
+		assert_int_equal(recv_qpmap_new(&srv->qps), 0);
+		assert_int_equal(rpma_conn_cfg_set_srq(srv->conn_cfg, srv->srq->srq), 0);
+		assert_int_equal(rpma_conn_cfg_set_cq_size(srv->conn_cfg, RECV_ACK_BUFS), 0);
+		assert_int_equal(rpma_conn_cfg_set_rq_size(srv->conn_cfg, 1), 0);
+		f->srq_watch = (struct recv_watch){RECV_WATCH_SRQ_CQ, NULL};
+	} else {
+		assert_int_equal(
+			rpma_conn_cfg_set_cq_size(srv->conn_cfg, SLOTS + RECV_ACK_BUFS), 0);
+		assert_int_equal(rpma_conn_cfg_set_rq_size(srv->conn_cfg, SLOTS), 0);
+	}
+	f->ep = fx_ep(srv->peer);
+	assert_int_equal(rpma_ep_get_fd(f->ep, &fd), 0);
+
+	/* an rpmafs sender that offers receiver confirmation */
+	rpmafs_pdata_encode(&(struct rpmafs_pdata){MAX_MESSAGE, SLOTS, RPMAFS_PDATA_F_ACK}, pdata);
+	req = fx_req_passive(f->ep, srv->conn_cfg, pdata, sizeof(pdata));
+	recv_conn_request(srv, &req);
+	assert_null(req);
+	assert_int_equal(srv->open, 1);
+	assert_int_equal(fake_live(FAKE_QP), 1);
+	for (uint32_t n = 0x100; n < 0x100 + 1000 && !f->qp; n++)
+		f->qp = fake_qp_by_num(n);
+	assert_non_null(f->qp);
+	f->cq = fake_qp_attr(f->qp).send_cq;
+}
+
+static void fx_stop(struct fx *f)
+{
+	struct recv_server *srv = &f->srv;
+
+	recv_conn_drop_all(srv, "the test ends");
+	recv_conn_reap(srv);
+	assert_int_equal(rpma_ep_shutdown(&f->ep), 0);
+	assert_int_equal(rpma_conn_cfg_delete(&srv->conn_cfg), 0);
+	if (srv->srq) {
+		recv_srq_delete(&srv->srq);
+		recv_qpmap_delete(&srv->qps);
+	}
+	assert_int_equal(recv_output_close(&srv->out), 0);
+	unlink(f->out_path);
+	close(srv->epfd);
+	assert_int_equal(rpma_peer_delete(&srv->peer), 0);
+	recv_allow_delete(&f->opts.allow);
+}
+
+/* pump -- one turn of the loop's epoll (main.c): hand each event to conn.c */
+static void pump(struct fx *f, int timeout)
+{
+	struct epoll_event evs[8];
+	int n = epoll_wait(f->srv.epfd, evs, 8, timeout);
+
+	assert_true(n >= 0);
+	for (int i = 0; i < n; i++)
+		recv_conn_handle(&f->srv, evs[i].data.ptr);
+	if (f->srv.srq)
+		recv_conn_handle(&f->srv, &f->srq_watch);
+}
+
+/* arrive -- message number num (the sender waits for it) comes in */
+static void arrive(struct fx *f, uint32_t num, uint32_t len)
+{
+	uint32_t imm = num | RPMAFS_IMM_PROMPT;
+
+	if (f->srv.srq) {
+		assert_true(fake_srq_deliver(f->qp, len, true, htonl(imm)));
+		return;
+	}
+	struct ibv_wc wc = fx_wc(num % SLOTS, IBV_WC_RECV, IBV_WC_SUCCESS);
+
+	wc.byte_len = len;
+	wc.wc_flags = IBV_WC_WITH_IMM;
+	wc.imm_data = htonl(imm);
+	wc.qp_num = f->qp->qp_num;
+	fake_cq_push_wc(f->cq, &wc);
+}
+
+/* the acknowledgement posted as send i: what it says */
+static struct rpmafs_ack sent_ack(struct fx *f, unsigned i)
+{
+	struct fake_send_wr wr = fake_send_get(f->qp, i);
+	struct rpmafs_ack ack;
+
+	assert_int_equal(wr.opcode, IBV_WR_SEND);
+	assert_int_equal(
+		rpmafs_ack_parse((const void *)(uintptr_t)wr.sge.addr, wr.sge.length, &ack, NULL),
+		0);
+	return ack;
+}
+
+/* complete -- the peer took send i: its completion comes */
+static void complete(struct fx *f, unsigned i)
+{
+	struct ibv_wc wc = fx_wc(fake_send_get(f->qp, i).wr_id, IBV_WC_SEND, IBV_WC_SUCCESS);
+
+	wc.qp_num = f->qp->qp_num;
+	fake_cq_push_wc(f->cq, &wc);
+}
+
+/*
+ * --count reached: the last message is written, its acknowledgement goes
+ * out, and the disconnect waits for its completion
+ */
+static void count_acks_last_then_disconnects(bool srq)
+{
+	struct fx f;
+
+	fx_start(&f, srq, 3);
+	for (uint32_t n = 1; n <= 3; n++) {
+		arrive(&f, n, 5);
+		pump(&f, 0);
+		if (f.srv.stop != RECV_RUNNING)
+			break; /* main.c's next turn begins the stop before any ack */
+		(void)recv_conn_acks(&f.srv);
+		assert_int_equal(fake_send_count(f.qp), n);
+		complete(&f, n - 1);
+	}
+	assert_int_equal(f.srv.messages, 3);
+	assert_int_equal(f.srv.stop, RECV_STOP_COUNT);
+	assert_int_equal(fake_send_count(f.qp), 2);
+
+	/* begin_stop (main.c): --count drains nothing */
+	recv_conn_shutdown_all(&f.srv, false);
+	assert_int_equal(fake_send_count(f.qp), 3);
+	assert_int_equal(sent_ack(&f, 2).acked, 3);
+	assert_int_equal(fake_calls(FAKE_RDMA_DISCONNECT), 0);
+
+	/* the loop looks again soon, and waits */
+	assert_true(recv_conn_settle(&f.srv) > 0);
+	pump(&f, 0);
+	assert_true(recv_conn_settle(&f.srv) > 0);
+	assert_int_equal(fake_calls(FAKE_RDMA_DISCONNECT), 0);
+
+	/* the peer takes it: now the goodbye */
+	complete(&f, 2);
+	pump(&f, 0);
+	(void)recv_conn_settle(&f.srv);
+	assert_int_equal(fake_calls(FAKE_RDMA_DISCONNECT), 1);
+	fx_stop(&f);
+}
+
+static void count_srq(void **state)
+{
+	(void)state;
+	count_acks_last_then_disconnects(true);
+}
+
+static void count_no_srq(void **state)
+{
+	(void)state;
+	count_acks_last_then_disconnects(false);
+}
+
+/* a signal: what arrived is written out and acknowledged before the goodbye */
+static void signal_drains_acks_then_disconnects(void **state)
+{
+	struct fx f;
+
+	(void)state;
+	fx_start(&f, false, 0);
+	arrive(&f, 1, 7);
+	f.srv.stop = RECV_STOP_SIGNAL; /* before the loop took it in */
+	recv_conn_shutdown_all(&f.srv, true);
+	assert_int_equal(f.srv.messages, 1);
+	assert_int_equal(fake_send_count(f.qp), 1);
+	assert_int_equal(sent_ack(&f, 0).acked, 1);
+	assert_int_equal(fake_calls(FAKE_RDMA_DISCONNECT), 0);
+
+	/* a message after the stop is not written (nor acknowledged: sent again) */
+	arrive(&f, 2, 7);
+	pump(&f, 0);
+	assert_true(recv_conn_settle(&f.srv) > 0);
+	assert_int_equal(f.srv.messages, 1);
+	assert_int_equal(fake_send_count(f.qp), 1);
+
+	complete(&f, 0);
+	pump(&f, 0);
+	(void)recv_conn_settle(&f.srv);
+	assert_int_equal(fake_calls(FAKE_RDMA_DISCONNECT), 1);
+	fx_stop(&f);
+}
+
+/*
+ * a peer that never takes the last acknowledgement does not hold the stop
+ * for ever: the connection is closed after LAST_ACK_MAX_MS (waited for as
+ * the loop does, on the timeout conn.c asks for)
+ */
+static void dead_peer_is_closed_in_time(void **state)
+{
+	struct fx f;
+	int64_t start;
+	int wait;
+
+	(void)state;
+	fx_start(&f, true, 1);
+	arrive(&f, 1, 3);
+	pump(&f, 0);
+	assert_int_equal(f.srv.stop, RECV_STOP_COUNT);
+	recv_conn_shutdown_all(&f.srv, false);
+	assert_int_equal(fake_send_count(f.qp), 1);
+	start = recv_now_ms();
+	while (fake_calls(FAKE_RDMA_DISCONNECT) == 0) {
+		wait = recv_conn_settle(&f.srv);
+		if (fake_calls(FAKE_RDMA_DISCONNECT))
+			break;
+		assert_true(wait > 0);
+		assert_true(recv_now_ms() - start < 10000); /* the safety bound */
+		pump(&f, wait);
+	}
+	assert_true(recv_now_ms() - start >= 900);
+	fx_stop(&f);
+}
+
+/* output gone: nothing more is acknowledged, the goodbye is at once */
+static void output_gone_disconnects_at_once(void **state)
+{
+	struct fx f;
+
+	(void)state;
+	fx_start(&f, true, 0);
+	arrive(&f, 1, 3);
+	pump(&f, 0);
+	f.srv.stop = RECV_STOP_OUTPUT_GONE;
+	recv_conn_shutdown_all(&f.srv, false);
+	assert_int_equal(fake_send_count(f.qp), 0);
+	assert_int_equal(fake_calls(FAKE_RDMA_DISCONNECT), 1);
+	fx_stop(&f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		rpma_unit_test(count_srq),
+		rpma_unit_test(count_no_srq),
+		rpma_unit_test(signal_drains_acks_then_disconnects),
+		rpma_unit_test(dead_peer_is_closed_in_time),
+		rpma_unit_test(output_gone_disconnects_at_once),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

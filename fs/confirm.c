@@ -23,6 +23,8 @@ void confirm_up(struct confirm *cf, bool on, unsigned credits)
 	 */
 	cf->on = on;
 	cf->unanswered = 0;
+	cf->heard_ms = now_ms_coarse();
+	cf->asked_ms = 0;
 	cf->limited = on && credits > 0;
 	cf->limit = rpmafs_seq_add(cf->acked, credits);
 }
@@ -132,6 +134,9 @@ void confirm_ack(struct confirm *cf, const struct rpmafs_ack *ack, unsigned unan
 {
 	cf->acked = ack->acked;
 	cf->unanswered = unanswered;
+	cf->heard_ms = now_ms_coarse();
+	if (!unanswered)
+		cf->asked_ms = 0;
 	if (cf->limited)
 		cf->limit = rpmafs_seq_add(ack->acked, ack->credits);
 }
@@ -158,13 +163,53 @@ int confirm_request(struct confirm *cf, struct link *link)
 	/* wr_id 0 is no message: a failure of it drops the link, settling nothing */
 	ret = link_post_imm(link, LINK_SEND_EMPTY, 0, 0, 0, false,
 		RPMAFS_IMM_REQUEST | RPMAFS_IMM_PROMPT);
-	if (!ret)
+	if (!ret) {
 		cf->unanswered++;
+		cf->asked_ms = now_ms_coarse();
+	}
 	return ret;
+}
+
+static uint64_t later(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+enum confirm_watch confirm_watch(
+	struct confirm *cf, struct link *link, uint64_t now, uint64_t silence_ms, uint64_t *due)
+{
+	const struct msg *oldest = cf->parked.head;
+	uint64_t quiet, gone;
+
+	*due = 0;
+	if (!cf->on || !oldest)
+		return CONFIRM_HEARD;
+	quiet = later(cf->heard_ms, oldest->posted_ms);
+	if (!cf->unanswered && quiet + silence_ms / 4 <= now) {
+		if (confirm_request(cf, link))
+			return CONFIRM_POST_FAILED;
+		if (cf->unanswered)
+			cf->asked_ms = now; /* the tick's clock */
+		if (!cf->unanswered) {
+			/* nothing to ask about (all acknowledged): look again later */
+			*due = now + silence_ms / 4;
+			return CONFIRM_HEARD;
+		}
+	}
+	if (!cf->unanswered) {
+		*due = quiet + silence_ms / 4;
+		return CONFIRM_HEARD;
+	}
+	gone = later(quiet + silence_ms, cf->asked_ms + silence_ms / 2);
+	if (gone <= now)
+		return CONFIRM_SILENT;
+	*due = gone;
+	return CONFIRM_HEARD;
 }
 
 void confirm_down(struct confirm *cf)
 {
 	cf->on = false;
 	cf->unanswered = 0;
+	cf->asked_ms = 0;
 }

@@ -29,6 +29,8 @@ struct confirm {
 	bool limited;	     /* the receiver gave credits: at most up to limit */
 	uint32_t limit;
 	unsigned unanswered; /* acknowledgement requests not answered yet */
+	uint64_t heard_ms;   /* the last acknowledgement, or the connection's start */
+	uint64_t asked_ms;   /* when the unanswered request was posted (0: none) */
 	struct msgq parked;  /* completed, waiting for their acknowledgement, in order */
 };
 
@@ -99,6 +101,26 @@ struct msg *confirm_take_any(struct confirm *cf);
  * waits for one. Returns link_post's result (0 when nothing was posted).
  */
 int confirm_request(struct confirm *cf, struct link *link);
+
+enum confirm_watch {
+	CONFIRM_HEARD,	     /* the peer answers, or nothing waits for it */
+	CONFIRM_SILENT,	     /* it left a request unanswered too long: it is gone */
+	CONFIRM_POST_FAILED, /* the request could not be posted */
+};
+
+/*
+ * confirm_watch -- is the peer still there while messages wait for their
+ * acknowledgement? The NIC has them, so no completion can tell (the
+ * in-flight timeout cannot see them, docs/design.md §8.5): when the oldest
+ * parked message has heard nothing for silence_ms / 4, a REQUEST asks the
+ * receiver to speak; when that is unanswered for silence_ms / 2 and nothing
+ * came for silence_ms since the oldest was posted, the peer is SILENT. A
+ * receiver that acknowledges only what was read (the inbox) answers a
+ * REQUEST at once with what it has, so a slow reader is never taken for a
+ * dead peer. *due: when to look again (0: no need).
+ */
+enum confirm_watch confirm_watch(
+	struct confirm *cf, struct link *link, uint64_t now, uint64_t silence_ms, uint64_t *due);
 
 /* confirm_down -- the connection is gone: off, and no request is pending any more */
 void confirm_down(struct confirm *cf);

@@ -279,8 +279,13 @@ static void posted_locked(struct spool *sp, struct msg *msg, uint32_t imm, struc
 	msg->posted_ms = now_ms_coarse();
 	msg->deadline_ms = 0;
 	msgq_push(&sp->in_flight, msg);
-	/* cheap: the timer only moves when this is earlier than what is set */
-	loop_arm(sp->env->loop, msg->posted_ms + LINK_SILENCE_MS(sp->cfg->send_timeout_ms));
+	/*
+	 * Cheap: the timer only moves when this is earlier than what is set.
+	 * With receiver confirmation the tick also watches for the
+	 * acknowledgement (confirm_watch), a quarter of the silence after the post.
+	 */
+	loop_arm(sp->env->loop, msg->posted_ms + LINK_SILENCE_MS(sp->cfg->send_timeout_ms) /
+					     (sp->cf.on ? 4 : 1));
 	if (msg->kind == MSG_FENCE) {
 		sp->fence_in_flight = true;
 		return;

@@ -2,7 +2,7 @@
 /*
  * spooltick.c -- a spool's deadlines (see spool_tick in spool.h): writes
  * that waited send_timeout_ms for a connection, sends the peer left
- * unanswered that long, the fence of quiet unsignaled sends
+ * unanswered that long, messages it never acknowledged, the fence of quiet unsignaled sends
  * (docs/design.md §8.4, §8.5). The loop thread calls it when its timer
  * fires; it answers when it wants to be called next.
  */
@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "confirm.h"
 #include "link.h"
 #include "spool.h"
 #include "spool_locked.h"
@@ -20,9 +21,28 @@ static void soonest(uint64_t *next, uint64_t t)
 		*next = t;
 }
 
+/*
+ * The peer has said nothing for silence_ms (no completion, or no answer to
+ * a request for an acknowledgement): the link is dropped, and what waits
+ * behind has waited long enough.
+ */
+static void peer_silent_locked(
+	struct spool *sp, const char *what, uint64_t silence_ms, struct replies *rs)
+{
+	struct msg *msg;
+	char why[80];
+
+	snprintf(why, sizeof(why), "%s within %llu ms", what, (unsigned long long)silence_ms);
+	spool_drop_locked(sp, why);
+	sp->gave_up = true;
+	while ((msg = spool_pending_pop(sp)))
+		spool_refuse_locked(sp, msg, ETIMEDOUT, why, rs);
+}
+
 uint64_t spool_tick(struct spool *sp, uint64_t now)
 {
 	struct replies rs = REPLIES_INIT(rs);
+	uint64_t silence_ms = LINK_SILENCE_MS(sp->cfg->send_timeout_ms);
 	uint64_t next = 0;
 	struct msg *msg;
 
@@ -38,23 +58,26 @@ uint64_t spool_tick(struct spool *sp, uint64_t now)
 		soonest(&next, sp->pending.head->deadline_ms);
 
 	if (sp->up && sp->link && (msg = sp->in_flight.head)) {
-		uint64_t due = msg->posted_ms + LINK_SILENCE_MS(sp->cfg->send_timeout_ms);
+		uint64_t due = msg->posted_ms + silence_ms;
 
-		if (due <= now) {
-			char why[80];
-
-			snprintf(why, sizeof(why), "no completion within %llu ms",
-				(unsigned long long)LINK_SILENCE_MS(sp->cfg->send_timeout_ms));
-			spool_drop_locked(sp, why);
-			/*
-			 * The peer has said nothing for send_timeout_ms: what waits
-			 * behind the silent sends has waited long enough.
-			 */
-			sp->gave_up = true;
-			while ((msg = spool_pending_pop(sp)))
-				spool_refuse_locked(sp, msg, ETIMEDOUT, why, &rs);
-		} else {
+		if (due <= now)
+			peer_silent_locked(sp, "no completion", silence_ms, &rs);
+		else
 			soonest(&next, due);
+	}
+	if (sp->up && sp->link) {
+		uint64_t due;
+
+		switch (confirm_watch(&sp->cf, sp->link, now, silence_ms, &due)) {
+		case CONFIRM_SILENT:
+			peer_silent_locked(sp, "no acknowledgement", silence_ms, &rs);
+			break;
+		case CONFIRM_POST_FAILED:
+			spool_drop_locked(sp, "post failed: acknowledgement request");
+			break;
+		case CONFIRM_HEARD:
+			soonest(&next, due);
+			break;
 		}
 	}
 

@@ -1374,6 +1374,86 @@ static void sync_write_returns_at_the_ack(void **state)
 	spool_release(&Sp, fh);
 }
 
+/*
+ * A message the NIC took but the receiver never acknowledged, on a link
+ * gone silent: no completion can tell, so the tick asks (a REQUEST) a
+ * quarter of the silence after the post, and drops the link at the
+ * silence (fault faults-unmount-dead: a sync writer waited ~14 s for the
+ * CM to notice instead of failing within send_timeout_ms).
+ */
+static void unanswered_request_drops_a_silent_link(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(true);
+
+	Acks = true;
+	up(8);
+	uint64_t t0 = now_ms_coarse();
+	uintptr_t r = write_msg(fh, 8);
+
+	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
+	assert_int_equal(stats().unacked, 1);
+	/* the tick looks a quarter of the silence (5000 ms) after the post */
+	assert_true(Armed >= t0 + 1250 && Armed <= now_ms() + 1250);
+	assert_true(spool_tick(&Sp, t0 + 1000) >= t0 + 1250);
+	assert_int_equal(Nposts, 1);
+	uint64_t due = spool_tick(&Sp, t0 + 1300);
+
+	assert_int_equal(Nposts, 2);
+	assert_true(Posts[1].has_imm);
+	assert_int_equal(Posts[1].imm, RPMAFS_IMM_REQUEST | RPMAFS_IMM_PROMPT);
+	assert_int_equal(Posts[1].len, 0);
+	assert_true(due >= t0 + 5000 && due <= now_ms() + 5000);
+	/* one request at a time */
+	spool_tick(&Sp, t0 + 4000);
+	assert_int_equal(Nposts, 2);
+	assert_int_equal(Drops, 0);
+	spool_tick(&Sp, due);
+	assert_int_equal(Drops, 1);
+	assert_non_null(strstr(stats().last_error, "no acknowledgement within 5000 ms"));
+	assert_null(reply_of(r)); /* it goes again after the drain (§8.6) */
+	Ops->on_down(Ctx, LINK_DRAINED, "drained");
+	assert_int_equal(stats().pending, 1);
+	assert_int_equal(stats().unacked, 0);
+	spool_release(&Sp, fh);
+}
+
+/* the inbox acknowledges only what was read, but answers a REQUEST at once */
+static void answered_request_keeps_a_slow_receiver(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(true);
+
+	Acks = true;
+	up(8);
+	uint64_t t0 = now_ms_coarse();
+	uintptr_t r = write_msg(fh, 8);
+
+	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
+	spool_tick(&Sp, t0 + 1300);
+	assert_int_equal(Nposts, 2);
+	ack(0, 8, 0); /* nothing read yet: the answer acknowledges nothing */
+	uint64_t heard = now_ms_coarse();
+	uint64_t due = spool_tick(&Sp, heard + 1000);
+
+	/* quiet again: asked again a quarter of the silence after the answer */
+	assert_true(due >= heard + 1250 && due <= now_ms() + 1250);
+	assert_int_equal(Nposts, 2);
+	/* long after the first request: a new one, and still no drop */
+	due = spool_tick(&Sp, t0 + 5000);
+	assert_int_equal(Nposts, 3);
+	assert_int_equal(Drops, 0);
+	assert_null(reply_of(r));
+	assert_int_equal(due, t0 + 7500);
+	ack(1, 8, 0);
+	assert_non_null(reply_of(r));
+	/* nothing waits for an acknowledgement: nothing is asked, nothing dropped */
+	spool_tick(&Sp, now_ms() + 60000);
+	assert_int_equal(Nposts, 3);
+	assert_int_equal(Drops, 0);
+	spool_release(&Sp, fh);
+}
+
 static void ack_covers_every_earlier_message(void **state)
 {
 	(void)state;
@@ -1770,6 +1850,8 @@ int main(void)
 		T(tick_returns_the_soonest_deadline),
 		T(transport_confirmation_carries_no_numbers),
 		T(sync_write_returns_at_the_ack),
+		T(unanswered_request_drops_a_silent_link),
+		T(answered_request_keeps_a_slow_receiver),
 		T(ack_covers_every_earlier_message),
 		T(credits_hold_back_posts),
 		T(a_chain_carries_numbers_up_to_the_credits),

@@ -26,7 +26,16 @@ struct rpma_peer;
 struct rpma_mr_local;
 
 
-#define LINKACK_RECVS 4
+/*
+ * Enough that an acknowledgement never finds none posted (an RNR NAK costs the
+ * receiver's timer and, on Soft-RoCE, often a ~1 s retransmission besides): each
+ * acknowledgement covers a message past the previous one or answers the one
+ * outstanding REQUEST, and a receiver gives at most its credits of messages past
+ * the last acknowledgement taken here, so credits + 1 receives suffice; 66 covers
+ * the inbox's largest share (64, credits 63) with one to spare. rpma-recv --no-srq
+ * may promise more: past 65 in flight, acknowledgements can meet RNR (retried).
+ */
+#define LINKACK_RECVS 66
 #define LINKACK_BUF 64
 /* the wr_id bit of an acknowledgement receive (send wr_ids are message numbers) */
 #define LINKACK_TAG (1ull << 63)

@@ -23,4 +23,12 @@ int rpma_conn_new(struct rdma_cm_id *id, struct rdma_event_channel *evch, struct
  */
 void rpma_conn_transfer_private_data(struct rpma_conn *conn, struct rpma_conn_private_data *pdata);
 
+/*
+ * rpma_conn_shorten_rnr_timer -- give the connection's queue pair, in RTS, a short RNR NAK
+ * timer (conn.c says why); once per connection: the accepting side calls it right after
+ * rdma_accept(), the connecting side gets it from rpma_conn_next_event() at ESTABLISHED.
+ * A failure is a warning: it costs speed, not the connection.
+ */
+void rpma_conn_shorten_rnr_timer(struct rpma_conn *conn);
+
 #endif /* RPMA_CONN_H */

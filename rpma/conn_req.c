@@ -28,17 +28,6 @@
 #define RPMA_RETRY_COUNT 7
 #define RPMA_RNR_RETRY_COUNT 7
 
-/*
- * How long a sender waits before retrying a SEND that found no receive posted here (the value
- * our queue pair puts in its RNR NAKs). The kernel's CM moves an accepted queue pair to RTR
- * with min_rnr_timer 0, which encodes the longest wait, 655.36 ms: a receiver that runs out of
- * receives for a moment then costs the sender 655 ms per message (seen on Soft-RoCE: 78
- * messages/s instead of 30,000; 200 sends to a receiver that re-posts its one receive 2 ms
- * after each message took 134 s, and 1.6 s with this). 12 encodes 0.64 ms, the value of
- * rdma-core's own examples (rc_pingpong).
- */
-#define RPMA_MIN_RNR_TIMER 12
-
 struct rpma_conn_req {
 	bool is_passive; /* made from a CONNECT_REQUEST event: reject it when abandoned */
 	struct rdma_cm_id *id;
@@ -214,34 +203,6 @@ err_abandon_id:
 }
 
 /*
- * shorten_rnr_timer -- give the queue pair of an accepted connection RPMA_MIN_RNR_TIMER
- *
- * librdmacm's rdma_accept() takes a queue pair through INIT -> RTR -> RTS (with the kernel's
- * min_rnr_timer 0) before it sends the accept, so the queue pair is in RTS here and the timer
- * is changed by an RTS -> RTS transition, where it is an optional attribute (it cannot be set
- * earlier: the RTR transition inside rdma_accept() overwrites it). The peer can send only once
- * the accept has reached it and its own queue pair is in RTS, and this follows rdma_accept() at
- * once: only a SEND racing it, to a receiver with no receive posted, would meet the old timer.
- * iWARP has no RNR NAK: left alone there. A failure costs speed, not the connection: a
- * warning, and the caller carries on.
- */
-static void shorten_rnr_timer(struct rdma_cm_id *id)
-{
-	if (id->verbs->device->transport_type != IBV_TRANSPORT_IB)
-		return;
-
-	struct ibv_qp_attr attr;
-	memset(&attr, 0, sizeof(attr));
-	attr.min_rnr_timer = RPMA_MIN_RNR_TIMER;
-	int err = ibv_modify_qp(id->qp, &attr, IBV_QP_MIN_RNR_TIMER);
-	if (err)
-		RPMA_LOG_WARNING_WITH_ERRNO(err,
-			"ibv_modify_qp(min_rnr_timer=%d): senders will wait 655 ms whenever no "
-			"receive is posted",
-			RPMA_MIN_RNR_TIMER);
-}
-
-/*
  * req_connect -- turn the request into a connection, then connect (outgoing) or accept
  * (incoming) with conn_param; on failure everything is released (an incoming request is
  * rejected)
@@ -269,7 +230,7 @@ static int req_connect(
 			(void)rpma_conn_delete(&conn);
 			return RPMA_E_PROVIDER;
 		}
-		shorten_rnr_timer(req->id);
+		rpma_conn_shorten_rnr_timer(conn);
 	} else if (rdma_connect(req->id, conn_param)) {
 		RPMA_LOG_ERROR_WITH_ERRNO(errno, "rdma_connect(private_data_len=%u)",
 			(unsigned)conn_param->private_data_len);

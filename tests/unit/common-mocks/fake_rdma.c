@@ -1519,6 +1519,16 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 	e->count--;
 	link_node(&ev->n, FAKE_CM_EVENT);
 	fid_of(ev->ev.id)->unacked++;
+	/*
+	 * librdmacm on the active side: the CONNECT_RESPONSE takes the QP INIT -> RTR (the
+	 * kernel CM's min_rnr_timer, 0) -> RTS before ESTABLISHED is handed out
+	 */
+	struct ibv_qp *eqp = ev->ev.id != NULL ? ev->ev.id->qp : NULL;
+	if (ev->ev.event == RDMA_CM_EVENT_ESTABLISHED && eqp != NULL &&
+		(eqp->state == IBV_QPS_INIT || eqp->state == IBV_QPS_RTR)) {
+		fqp_of(eqp)->min_rnr_timer = 0;
+		eqp->state = IBV_QPS_RTS;
+	}
 	*event = &ev->ev;
 	pthread_mutex_unlock(&Lock);
 	return 0;

@@ -258,6 +258,87 @@ static void test_out_of_memory_keeping_private_data(void **state)
 	fixture_down(&a.f);
 }
 
+/* min_rnr_timer 12 encodes 0.64 ms; the kernel CM leaves 0, which encodes 655.36 ms */
+#define SHORT_RNR_TIMER 12
+
+static void test_established_shortens_the_rnr_nak_timer(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_up(&f, NULL);
+	struct ibv_qp *qp = fx_qp(f.conn);
+	assert_int_equal(fake_calls(FAKE_IBV_MODIFY_QP), 0);
+
+	/* the CONNECT_RESPONSE put the QP in RTS with the kernel's 0: one RTS -> RTS change */
+	push_event(&f, RDMA_CM_EVENT_ESTABLISHED, NULL, 0);
+	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+	assert_int_equal(rpma_conn_next_event(f.conn, &ev), 0);
+	assert_int_equal(ev, RPMA_CONN_ESTABLISHED);
+	assert_int_equal(fake_calls(FAKE_IBV_MODIFY_QP), 1);
+	struct fake_modify_qp m = fake_last_modify_qp();
+	assert_int_equal(m.qp_num, qp->qp_num);
+	assert_int_equal(m.attr_mask, IBV_QP_MIN_RNR_TIMER);
+	assert_int_equal(m.attr.min_rnr_timer, SHORT_RNR_TIMER);
+	assert_int_equal(qp->state, IBV_QPS_RTS);
+	assert_int_equal(fake_qp_min_rnr_timer(qp), SHORT_RNR_TIMER);
+	assert_false(log_has("ibv_modify_qp", NULL));
+
+	/* once per connection: later events change nothing */
+	push_event(&f, RDMA_CM_EVENT_ESTABLISHED, NULL, 0);
+	push_event(&f, RDMA_CM_EVENT_DISCONNECTED, NULL, 0);
+	assert_int_equal(rpma_conn_next_event(f.conn, &ev), 0);
+	assert_int_equal(rpma_conn_next_event(f.conn, &ev), 0);
+	assert_int_equal(ev, RPMA_CONN_CLOSED);
+	assert_int_equal(fake_calls(FAKE_IBV_MODIFY_QP), 1);
+	assert_int_equal(fake_violations(), 0);
+	fixture_down(&f);
+}
+
+static void test_no_rnr_timer_change_before_established(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_up(&f, NULL);
+	struct ibv_qp *qp = fx_qp(f.conn);
+
+	/* a connection that never came up: its QP is not in RTS, nothing to change */
+	push_event(&f, RDMA_CM_EVENT_REJECTED, NULL, 0);
+	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+	assert_int_equal(rpma_conn_next_event(f.conn, &ev), 0);
+	assert_int_equal(ev, RPMA_CONN_REJECTED);
+	assert_int_equal(fake_calls(FAKE_IBV_MODIFY_QP), 0);
+	assert_int_equal(qp->state, IBV_QPS_INIT);
+	assert_int_equal(fake_violations(), 0);
+	fixture_down(&f);
+}
+
+static void test_failed_rnr_timer_change_keeps_the_established_connection(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_up(&f, NULL);
+	struct ibv_qp *qp = fx_qp(f.conn);
+	log_clear();
+
+	/* a warning with the errno; the event is still ESTABLISHED, the QP still in RTS */
+	fake_fail(FAKE_IBV_MODIFY_QP, 1, EIO);
+	push_event(&f, RDMA_CM_EVENT_ESTABLISHED, NULL, 0);
+	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+	assert_int_equal(rpma_conn_next_event(f.conn, &ev), 0);
+	assert_int_equal(ev, RPMA_CONN_ESTABLISHED);
+	assert_true(log_has("ibv_modify_qp(min_rnr_timer=12)", strerror(EIO), NULL));
+	assert_int_equal(qp->state, IBV_QPS_RTS);
+	assert_int_equal(fake_qp_min_rnr_timer(qp), 0);
+
+	/* tried once: another event neither retries nor warns again */
+	log_clear();
+	push_event(&f, RDMA_CM_EVENT_ESTABLISHED, NULL, 0);
+	assert_int_equal(rpma_conn_next_event(f.conn, &ev), 0);
+	assert_int_equal(fake_calls(FAKE_IBV_MODIFY_QP), 1);
+	assert_false(log_has("ibv_modify_qp", NULL));
+	fixture_down(&f);
+}
+
 static void test_getters(void **state)
 {
 	(void)state;
@@ -518,6 +599,9 @@ int main(void)
 		rpma_unit_test(test_established_keeps_the_accept_private_data),
 		rpma_unit_test(test_established_without_private_data),
 		rpma_unit_test(test_out_of_memory_keeping_private_data),
+		rpma_unit_test(test_established_shortens_the_rnr_nak_timer),
+		rpma_unit_test(test_no_rnr_timer_change_before_established),
+		rpma_unit_test(test_failed_rnr_timer_change_keeps_the_established_connection),
 		rpma_unit_test(test_getters),
 		rpma_unit_test(test_compl_fd_is_the_shared_channel),
 		rpma_unit_test(test_wait_rejects_bad_arguments),

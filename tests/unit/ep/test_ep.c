@@ -717,6 +717,17 @@ static void test_accept_shortens_the_rnr_nak_timer(void **state)
 	assert_int_equal(fake_qp_min_rnr_timer(qp), SHORT_RNR_TIMER);
 	assert_false(log_has("ibv_modify_qp", NULL));
 
+	/* done at the accept: its ESTABLISHED changes nothing more */
+	int evfd;
+	assert_int_equal(rpma_conn_get_event_fd(conn, &evfd), 0);
+	fake_cm_push_event(
+		evfd, fake_cm_id_by_channel_fd(evfd), RDMA_CM_EVENT_ESTABLISHED, 0, NULL, 0);
+	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+	assert_int_equal(rpma_conn_next_event(conn, &ev), 0);
+	assert_int_equal(ev, RPMA_CONN_ESTABLISHED);
+	assert_int_equal(fake_calls(FAKE_IBV_MODIFY_QP), 1);
+	assert_int_equal(fake_qp_min_rnr_timer(qp), SHORT_RNR_TIMER);
+
 	assert_int_equal(rpma_conn_disconnect(conn), 0);
 	assert_int_equal(rpma_conn_delete(&conn), 0);
 	assert_int_equal(rpma_ep_shutdown(&ep), 0);

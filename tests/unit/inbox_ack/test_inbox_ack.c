@@ -12,6 +12,7 @@
 
 #include "ack.h"
 #include "inbox_ack.h"
+#include "linkack.h"
 
 #define SLOTS 8
 
@@ -104,6 +105,30 @@ static void test_no_share_left(void **state)
 	for (int i = 0; i <= 4; i++)
 		inbox_ack_drop(big, &c[i], withdraw, post, NULL);
 	inbox_ack_delete(&big);
+}
+
+/*
+ * The largest share (any queue size) promises credits an rpmafs sender can take
+ * acknowledgements for without an RNR NAK: credits + 1 (the REQUEST's answer)
+ * receives posted (linkack.h)
+ */
+static void test_largest_credits_fit_the_senders_receives(void **state)
+{
+	static const uint32_t slots[] = {256, 1024, 65535};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++) {
+		struct inbox_ack *big;
+		struct inbox_ack_conn c;
+		int credits;
+
+		assert_int_equal(inbox_ack_new(F.peer, slots[i], 1, &big), 0);
+		credits = inbox_ack_offer(big, &c);
+		assert_int_equal(credits, 63);
+		assert_true((unsigned)credits + 1 <= LINKACK_RECVS);
+		inbox_ack_drop(big, &c, withdraw, post, NULL);
+		inbox_ack_delete(&big);
+	}
 }
 
 /* competing readers finish 6 before 5: the acknowledgement waits for 5, slots go back in order */
@@ -243,6 +268,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_shares),
 		T(test_no_share_left),
+		T(test_largest_credits_fit_the_senders_receives),
 		T(test_prefix_read),
 		T(test_plain),
 		T(test_duplicates_requests_bad),

@@ -183,6 +183,33 @@ def body(work):
     check(got == [b"wake\n"], "the blocked read got %r" % got)
     os.close(rfd)
 
+    step("epoll wakes on an arrival; tail -f -n +1 streams")
+    efd = os.open(inbox_b, os.O_RDONLY | os.O_NONBLOCK)
+    ep = select.epoll()
+    ep.register(efd, select.EPOLLIN)
+    check(ep.poll(0.05) == [], "epoll readable with nothing waiting")
+    woke = []
+    t = threading.Thread(target=lambda: woke.append(ep.poll(SAFETY_S)), daemon=True)
+    t.start()
+    wait_until(lambda: inbox_status(mb)["pollers"] >= 1, SAFETY_S, "the epoll to be registered")
+    plain(b, pb, "e1")
+    t.join(SAFETY_S)
+    check(woke and woke[0] and woke[0][0][1] & select.EPOLLIN, "epoll did not wake: %s" % woke)
+    check(os.read(efd, 100) == b"e1\n", "the read after epoll")
+    ep.close()
+    os.close(efd)
+    # as on a FIFO, plain `tail -f` prints its last 10 lines only at an end
+    # of file that an inbox never reaches; -n +1 prints from the first line
+    tail = subprocess.Popen(["tail", "-f", "-n", "+1", inbox_b], stdout=subprocess.PIPE)
+    work.procs.append(tail)
+    wait_inbox(mb, "readers", 1)
+    plain(b, pb, "t1", "t2")
+    lines = [within(SAFETY_S, tail.stdout.readline, "tail's line %d" % i) for i in (1, 2)]
+    check(lines == [b"t1\n", b"t2\n"], "tail -f -n +1 printed %r" % lines)
+    tail.send_signal(signal.SIGINT)
+    check(tail.wait(SAFETY_S) != 0, "tail was not interrupted")
+    wait_inbox(mb, "readers", 0)
+
     step("head -n 1 takes one message and leaves the rest; bash read -r")
     plain(b, pb, "m1", "m2", "m3")
     wait_inbox(mb, "waiting", 3)

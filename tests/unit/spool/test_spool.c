@@ -1374,6 +1374,20 @@ static void sync_write_returns_at_the_ack(void **state)
 	spool_release(&Sp, fh);
 }
 
+/* a receiver-confirmed sync write whose send completed: parked, its reply owed */
+static uintptr_t park_sync_write(struct handle **fh, uint64_t *t0)
+{
+	*fh = open_handle(true);
+	Acks = true;
+	up(8);
+	*t0 = now_ms_coarse();
+	uintptr_t r = write_msg(*fh, 8);
+
+	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
+	assert_int_equal(stats().unacked, 1);
+	return r;
+}
+
 /*
  * A message the NIC took but the receiver never acknowledged, on a link
  * gone silent: no completion can tell, so the tick asks (a REQUEST) a
@@ -1384,15 +1398,10 @@ static void sync_write_returns_at_the_ack(void **state)
 static void unanswered_request_drops_a_silent_link(void **state)
 {
 	(void)state;
-	struct handle *fh = open_handle(true);
+	struct handle *fh;
+	uint64_t t0;
+	uintptr_t r = park_sync_write(&fh, &t0);
 
-	Acks = true;
-	up(8);
-	uint64_t t0 = now_ms_coarse();
-	uintptr_t r = write_msg(fh, 8);
-
-	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
-	assert_int_equal(stats().unacked, 1);
 	/* the tick looks a quarter of the silence (5000 ms) after the post */
 	assert_true(Armed >= t0 + 1250 && Armed <= now_ms() + 1250);
 	assert_true(spool_tick(&Sp, t0 + 1000) >= t0 + 1250);
@@ -1422,14 +1431,10 @@ static void unanswered_request_drops_a_silent_link(void **state)
 static void answered_request_keeps_a_slow_receiver(void **state)
 {
 	(void)state;
-	struct handle *fh = open_handle(true);
+	struct handle *fh;
+	uint64_t t0;
+	uintptr_t r = park_sync_write(&fh, &t0);
 
-	Acks = true;
-	up(8);
-	uint64_t t0 = now_ms_coarse();
-	uintptr_t r = write_msg(fh, 8);
-
-	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
 	spool_tick(&Sp, t0 + 1300);
 	assert_int_equal(Nposts, 2);
 	ack(0, 8, 0); /* nothing read yet: the answer acknowledges nothing */

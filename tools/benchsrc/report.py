@@ -236,6 +236,27 @@ def checks(fig):
         definition="sum of the msg/s of 4 bench-writers (64 B, async, then fsync) started "
                    "together on r0..r3 (4 rpma-recv) / one writer's rate on r0, same run"))
 
+    # the inbox (issue 16, tools/benchsrc/inbox.sh): reported, no target
+    out.append(dict(
+        key="inbox_rate_over_recv",
+        what="receive rate, 64 B: a mount's inbox (read by head -c) against rpma-recv to /dev/null",
+        figure="%s msg/s (inbox)" % fmt(g("inbox.rate.inbox_msg_s")),
+        floor="%s msg/s (rpma-recv --format lines)" % fmt(g("inbox.rate.recv_msg_s")),
+        value=g("inbox_rate_over_recv"), target="report", met=None,
+        definition="N messages of 64 B from one mount's bench-writer, from its start to the "
+                   "receiver's end: into mount B's inbox (inbox_format lines, drained by head -c "
+                   "of exactly N records) / into rpma-recv --output /dev/null --count N"))
+    lat = g("perftest.lat.64.typical_us")
+    out.append(dict(
+        key="inbox_pingpong_over_send_lat",
+        what="ping-pong between two mounts' inboxes (echo > spool; read -r < inbox), round trip",
+        figure="%s µs" % fmt(g("inbox.pingpong.rtt_us")),
+        floor="%s µs (2 x ib_send_lat 64 B typical)" % fmt(None if lat is None else 2 * lat),
+        value=g("inbox_pingpong_over_send_lat"), target="report", met=None,
+        definition="A's shell loop echo p > pp; read -r r < inbox against B's while read -r m; "
+                   "do echo \"$m\" > a; done < inbox (close = wait), mean round trip / two "
+                   "ib_send_lat 64 B typical latencies of the same run"))
+
     r = None
     if g("daemon.hwm_mib") is not None and g("daemon.pool_mib") is not None:
         r = g("daemon.hwm_mib") - g("daemon.pool_mib")

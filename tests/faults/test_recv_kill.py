@@ -7,7 +7,8 @@ at once with SIGKILL (their kernel sends the disconnect), come back 1 s
 later, and the writers go on. Accounted per spool (see faults.account and
 tests/RELIABILITY.md): sync -- every successful write arrived exactly once,
 except messages the HCA had acknowledged that the dead receiver had not
-written out yet (at most its posted receives, all confirmed before it died);
+written out yet (at most its posted receives, all started before the spool
+saw the connection go: the queue pair outlives the process a moment);
 async -- successful writes = posted = completed + failed, what arrived is a
 subset of them. No duplicates, order kept, no writer waits longer than
 send_timeout_ms + 3 s, and rpmafs holds no more descriptors or threads
@@ -48,6 +49,7 @@ def body(work):
     t_dead = time.monotonic()
     # restart once both spools have seen their receiver go
     spool.wait_state("s", "reconnecting")
+    t_seen = time.monotonic()
     spool.wait_state("a", "reconnecting")
     rs.start()
     ra.start()
@@ -55,8 +57,14 @@ def body(work):
     spool.wait_state("s", "connected")
     spool.wait_state("a", "connected")
 
-    # confirmed before the receiver was dead, maybe not written out by it
-    lost_ok = {w.wid: [s for s, e, t, _ in w.results if e == 0 and t <= t_dead] for w in ws}
+    # confirmed by the dying receiver's kernel, maybe not written out by
+    # it: any write started before the spool saw the connection go. Its
+    # queue pair can outlive the process for a moment: a CI run saw two
+    # sync writes (790, 791) return after the receiver was reaped, and
+    # not arrive. How many is bounded below
+    # (lost_confirmed <= SLOTS); receiver confirmation closes this window
+    # (test_recv_kill_confirm.py).
+    lost_ok = {w.wid: [s for s, e, t, d in w.results if e == 0 and t - d <= t_seen] for w in ws}
     rows = []
     st_s, st_a = spool.settled("s"), spool.settled("a")
     check_resources(spool, res0, "after the reconnection")

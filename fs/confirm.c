@@ -185,20 +185,19 @@ enum confirm_watch confirm_watch(
 	if (!cf->on || !oldest)
 		return CONFIRM_HEARD;
 	quiet = later(cf->heard_ms, oldest->posted_ms);
-	if (!cf->unanswered && quiet + silence_ms / 4 <= now) {
+	if (!cf->unanswered) {
+		if (quiet + silence_ms / 4 > now) {
+			*due = quiet + silence_ms / 4;
+			return CONFIRM_HEARD;
+		}
 		if (confirm_request(cf, link))
 			return CONFIRM_POST_FAILED;
-		if (cf->unanswered)
-			cf->asked_ms = now; /* the tick's clock */
 		if (!cf->unanswered) {
 			/* nothing to ask about (all acknowledged): look again later */
 			*due = now + silence_ms / 4;
 			return CONFIRM_HEARD;
 		}
-	}
-	if (!cf->unanswered) {
-		*due = quiet + silence_ms / 4;
-		return CONFIRM_HEARD;
+		cf->asked_ms = now; /* the tick's clock */
 	}
 	gone = later(quiet + silence_ms, cf->asked_ms + silence_ms / 2);
 	if (gone <= now)

@@ -295,7 +295,7 @@ static void posted_locked(struct spool *sp, struct msg *msg, uint32_t imm, struc
 	if (!msg->signaled)
 		arm_fence_locked(sp);
 	if (msg->req && !msg->sync)
-		/* queued while not connected: it returns now (an up link answers at once, §4.2) */
+		/* queued while not connected or at the pool's reserve: it returns now (§4.2) */
 		reply_msg(rs, msg, true, 0);
 }
 
@@ -404,8 +404,16 @@ void spool_submit(struct spool *sp, struct msg *msg)
 		msg->deadline_ms = deadline = now_ms() + sp->cfg->send_timeout_ms;
 	}
 	pending_push(sp, msg);
-	if (sp->up && msg->req && !msg->sync)
-		reply_msg(&rs, msg, true, 0); /* an async write returns once queued (§4.2) */
+	/*
+	 * An async write returns once queued (§4.2), unless the pool is down to
+	 * its reserve (a buffer per worker): then it returns once posted
+	 * (posted_locked), so that a peer that holds its messages back (credits,
+	 * a full window) cannot take the buffers every other request of the
+	 * mount needs to be read (docs/design.md §13, the reserve).
+	 */
+	if (sp->up && msg->req && !msg->sync &&
+		pool_free_count(sp->env->pool) > sp->env->nworkers)
+		reply_msg(&rs, msg, true, 0);
 	pthread_mutex_unlock(&sp->lock);
 	/* the worker posts after its reply: what others queue meanwhile joins the chain (§8.4) */
 	replies_send(&rs);

@@ -1459,6 +1459,51 @@ static void answered_request_keeps_a_slow_receiver(void **state)
 	spool_release(&Sp, fh);
 }
 
+/*
+ * The pool's reserve (docs/design.md §13): held back by a receiver's
+ * credits, async writes return once queued only while more buffers are
+ * free than there are workers; past that, once posted. Without it one
+ * writer to a slow receiver took every buffer and the mount read no
+ * other FUSE request (fs-inbox).
+ */
+static void writes_at_the_reserve_return_once_posted(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+	uintptr_t r[NSLOTS];
+
+	Env.nworkers = 2;
+	Acks = true;
+	up(1); /* one number past the last acknowledged: one message in the receiver */
+	for (int i = 0; i < NSLOTS; i++)
+		r[i] = write_msg(fh, 8); /* each holds a pool buffer */
+	assert_int_equal(Nposts, 1);
+	/* answered while more than 2 buffers were free afterwards: writes 1..5 */
+	for (int i = 0; i < NSLOTS; i++)
+		if (i < NSLOTS - 3)
+			assert_non_null(reply_of(r[i]));
+		else
+			assert_null(reply_of(r[i]));
+	/* each acknowledgement lets one more go; the held-back writes return as they go */
+	for (uint32_t n = 1; n <= NSLOTS - 3; n++) {
+		complete(Posts[n - 1].wr_id, IBV_WC_SUCCESS);
+		ack(n, 1, 0);
+	}
+	assert_int_equal(Nposts, NSLOTS - 2);
+	assert_non_null(reply_of(r[NSLOTS - 3]));
+	assert_null(reply_of(r[NSLOTS - 2]));
+	assert_true(reply_of(r[NSLOTS - 3])->write);
+	for (uint32_t n = NSLOTS - 2; n <= NSLOTS; n++) {
+		complete(Posts[n - 1].wr_id, IBV_WC_SUCCESS);
+		ack(n, 1, 0);
+	}
+	for (int i = 0; i < NSLOTS; i++)
+		assert_true(reply_of(r[i])->write);
+	assert_int_equal(pool_free_count(Pool), NSLOTS);
+	spool_release(&Sp, fh);
+	assert_acked_accounts();
+}
+
 static void ack_covers_every_earlier_message(void **state)
 {
 	(void)state;
@@ -1855,6 +1900,7 @@ int main(void)
 		T(tick_returns_the_soonest_deadline),
 		T(transport_confirmation_carries_no_numbers),
 		T(sync_write_returns_at_the_ack),
+		T(writes_at_the_reserve_return_once_posted),
 		T(unanswered_request_drops_a_silent_link),
 		T(answered_request_keeps_a_slow_receiver),
 		T(ack_covers_every_earlier_message),

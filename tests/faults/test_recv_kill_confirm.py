@@ -5,10 +5,17 @@ SIGKILLed and restarted under load.
 
 One async spool, receiver-confirmed (the default against rpma-recv). A writer
 sends batches of BATCH messages through one descriptor, each batch ended by
-an fsync; KILLS times, in the middle of a batch, rpma-recv is stopped
-(SIGSTOP, so that the STOPPED messages written next are surely not
+an fsync; KILLS times, in the middle of a batch, the writer fsyncs, rpma-recv
+is stopped (SIGSTOP, so that the STOPPED messages written next are surely not
 acknowledged: they are completed, parked, or in flight), SIGKILLed and
-restarted, and the writer goes on once the spool is connected again. A
+restarted, and the writer goes on once the spool is connected again. The
+fsync before the stop matters: a receiver that holds messages back makes
+async writes wait once the pool is down to its reserve (docs/design.md
+§4.2), and rpma-recv --fsync lags the writer by a pool's worth, so without
+it the STOPPED writes could wait for a receiver that never runs again (the
+back-pressure itself is fs-inbox's). After the fsync the STOPPED messages fit
+in any pool (of 16 slots, 8 stay free, above the reserve of 4 workers) and
+in the receiver's credits (31). A
 message is confirmed when its write returned 0 and the fsync that ended its
 batch returned 0. Checked: the unacknowledged messages were sent again
 (resent >= KILLS x STOPPED), not one confirmed message is missing from the
@@ -106,6 +113,12 @@ def one_run(work, b, fmt):
         kill_here = kills < KILLS and batch % every == every // 2
         for i in range(BATCH):
             if kill_here and i == BATCH // 2 - STOPPED:
+                try:
+                    os.fsync(fd)  # nothing held back when the receiver stops
+                except OSError as e:
+                    check(e.errno == errno.EIO, "fsync: %s" % e)
+                    clean = False
+                    reported += 1
                 r.proc.send_signal(signal.SIGSTOP)
                 wait_until(lambda: proc_state(r.proc.pid) == "T", SAFETY_S, "rpma-recv to stop")
             if kill_here and i == BATCH // 2:

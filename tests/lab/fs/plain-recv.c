@@ -33,6 +33,7 @@ int main(int argc, char **argv)
 	uint8_t *buf;
 	FILE *out, *ready;
 	size_t slot = DEFAULT_SLOT;
+	double accepted;
 
 	lab_env_get(&env);
 	CHECK(argc == 6 || argc == 7,
@@ -54,18 +55,19 @@ int main(int argc, char **argv)
 	CHECK(ready != NULL, "cannot create %s", argv[4]);
 	fclose(ready);
 
-	req = lab_next_req(ep, NULL, 60000);
+	req = lab_next_req(ep, NULL, LAB_SAFETY_MS);
 	CHECK_RPMA(rpma_conn_req_get_private_data(req, &pd));
 	printf("plain-recv: the sender's private data is %u bytes (not looked at)\n", pd.len);
 	for (unsigned i = 0; i < count; i++)
 		CHECK_RPMA(
 			rpma_conn_req_recv(req, mr, (size_t)i * slot, slot, (void *)(uintptr_t)i));
 	conn = lab_accept(&req);
+	accepted = lab_now();
 
 	for (unsigned i = 0; i < count; i++) {
 		uint8_t len[4];
 
-		lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, 30000);
+		lab_expect_wc(conn, &wc, IBV_WC_SUCCESS, LAB_SAFETY_MS);
 		CHECK(wc.opcode == IBV_WC_RECV && wc.wr_id == i, "%s, expected message %u",
 			lab_wc_str(&wc), i);
 		for (int k = 0; k < 4; k++)
@@ -74,10 +76,14 @@ int main(int argc, char **argv)
 				fwrite(buf + (size_t)i * slot, 1, wc.byte_len, out) == wc.byte_len,
 			"cannot write %s", argv[5]);
 		fflush(out);
+		/* when each came: a test that fails on a late message shows the gap */
+		printf("plain-recv: message %u, %u bytes, %.3f s after the accept\n", i,
+			wc.byte_len, lab_now() - accepted);
+		fflush(stdout);
 	}
 	fclose(out);
 	printf("plain-recv: %u messages\n", count);
-	lab_closed(&conn, 30000);
+	lab_closed(&conn, LAB_SAFETY_MS);
 	CHECK_RPMA(rpma_mr_dereg(&mr));
 	CHECK_RPMA(rpma_ep_shutdown(&ep));
 	CHECK_RPMA(rpma_peer_delete(&peer));

@@ -300,6 +300,16 @@ static void posted_locked(struct spool *sp, struct msg *msg, uint32_t imm, struc
 }
 
 /*
+ * The pool's reserve (docs/design.md §4.2, §13): no more buffers free than
+ * the workers need to read requests. Writes then return once posted, and
+ * posts ask for prompt acknowledgements, so that buffers come back.
+ */
+static bool at_reserve(const struct spool_env *env, unsigned free_buffers)
+{
+	return free_buffers <= env->nworkers;
+}
+
+/*
  * Post what is pending, up to the window and the credits, as chains (one
  * ibv_post_send each, post.h, docs/design.md §8.4). A message larger than
  * the receiver accepts ends a chain and is refused at the head.
@@ -315,7 +325,7 @@ static void post_ready_locked(struct spool *sp, struct replies *rs)
 		struct post_policy pp = {.window = sp->window, .max_message = sp->st.max_message,
 			.always = sp->cfg->completion == RPMAFS_COMPLETION_ALWAYS,
 			.free_buffers = free_buffers, .nworkers = sp->env->nworkers,
-			.prompt = sp->fsync_waiting || free_buffers <= sp->env->nworkers,
+			.prompt = sp->fsync_waiting || at_reserve(sp->env, free_buffers),
 			.cf = &sp->cf, .unsignaled = &sp->unsignaled};
 		struct msg *msg = sp->pending.head;
 		unsigned n, posted = 0, i;
@@ -405,14 +415,13 @@ void spool_submit(struct spool *sp, struct msg *msg)
 	}
 	pending_push(sp, msg);
 	/*
-	 * An async write returns once queued (§4.2), unless the pool is down to
-	 * its reserve (a buffer per worker): then it returns once posted
-	 * (posted_locked), so that a peer that holds its messages back (credits,
-	 * a full window) cannot take the buffers every other request of the
-	 * mount needs to be read (docs/design.md §13, the reserve).
+	 * An async write returns once queued (§4.2), unless the pool is at its
+	 * reserve: then it returns once posted (posted_locked), so that a peer
+	 * that holds its messages back (credits, a full window) cannot take the
+	 * buffers every other request of the mount needs to be read (§13).
 	 */
 	if (sp->up && msg->req && !msg->sync &&
-		pool_free_count(sp->env->pool) > sp->env->nworkers)
+		!at_reserve(sp->env, pool_free_count(sp->env->pool)))
 		reply_msg(&rs, msg, true, 0);
 	pthread_mutex_unlock(&sp->lock);
 	/* the worker posts after its reply: what others queue meanwhile joins the chain (§8.4) */

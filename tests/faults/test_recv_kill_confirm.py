@@ -108,17 +108,23 @@ def one_run(work, b, fmt):
         r.start()
         spool.wait_state("a", "connected")
 
+    def fsync_ok():
+        """fsync(fd): False (counted as reported) when it said EIO."""
+        nonlocal reported
+        try:
+            os.fsync(fd)
+            return True
+        except OSError as e:
+            check(e.errno == errno.EIO, "fsync: %s" % e)
+            reported += 1
+            return False
+
     for batch in range(BATCHES):
         ok_batch, clean = [], True
         kill_here = kills < KILLS and batch % every == every // 2
         for i in range(BATCH):
             if kill_here and i == BATCH // 2 - STOPPED:
-                try:
-                    os.fsync(fd)  # nothing held back when the receiver stops
-                except OSError as e:
-                    check(e.errno == errno.EIO, "fsync: %s" % e)
-                    clean = False
-                    reported += 1
+                clean = fsync_ok() and clean  # nothing held back when the receiver stops
                 r.proc.send_signal(signal.SIGSTOP)
                 wait_until(lambda: proc_state(r.proc.pid) == "T", SAFETY_S, "rpma-recv to stop")
             if kill_here and i == BATCH // 2:
@@ -138,12 +144,7 @@ def one_run(work, b, fmt):
                 reported += 1
             seq += 1
         written += ok_batch
-        try:
-            os.fsync(fd)
-        except OSError as e:
-            check(e.errno == errno.EIO, "fsync: %s" % e)
-            clean = False
-            reported += 1
+        clean = fsync_ok() and clean
         if clean:
             confirmed.update(ok_batch)
     os.close(fd)

@@ -465,6 +465,23 @@ if [ $connected = 1 ]; then
 		else
 			note "round.$r.rpmafs.cp1m_file" "missing: cp onto f0 failed or did not send one message per file (see cp-file.log)"
 		fi
+		# the two parts of that figure: the same cp loop onto a local file
+		# (tmpfs; a process per file, nothing sent), and the same messages
+		# without a process per file (open, one 1 MiB write, close = wait)
+		t0=$(now) cp_ok=1
+		for ((i = 0; i < DD_N; i++)); do
+			cp "$work/1m" "$work/1m.copy" 2>>"$logs/cp-file.log" || { cp_ok=0; break; }
+		done
+		t1=$(now)
+		[ $cp_ok = 1 ] &&
+			put "round.$r.local.cp1m.mib_s" "$(awk -v n=$DD_N -v t="$(minus "$t1" "$t0")" 'BEGIN { printf "%.3f", n / t }')"
+		p0=$(st f0 posted)
+		line=$(timeout 300 bench-writer --per-file "$mnt/f0" $MIB $DD_N 2>>"$logs/writer.log")
+		if [ -n "$line" ] && [ $(($(st f0 posted) - p0)) = "$DD_N" ]; then
+			put_line "round.$r.rpmafs.file1m_inproc" "$line" mib_s
+		else
+			note "round.$r.rpmafs.file1m_inproc" "missing: bench-writer --per-file onto f0 failed or did not send one message per file (see writer.log)"
+		fi
 		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$noop/f" 64 "${NULL_RATE_N[0]}" 2>>"$logs/writer.log")
 		put_line "round.$r.noop.rate.64" "$line" msg_s
 		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/null" 64 "${NULL_RATE_N[0]}" 2>>"$logs/writer.log")

@@ -137,6 +137,32 @@ def checks(fig):
                    "(one message per file, copied once into the pool) / MiB/s of dd bs=1020K "
                    "conv=fsync on a write-framed spool, same round" + rounds_text(rs)))
 
+    # the two parts of file_framing_1m_over_dd (reported): a process per
+    # file, which the dd floor does not start, and file framing itself
+    num, floor, r, rs = paired(fig, "rpmafs.cp1m_file.mib_s",
+                               lambda get: get("local.cp1m.mib_s"))
+    out.append(dict(
+        key="file_framing_cp_over_local_cp",
+        what="file framing: cp of a 1 MiB file onto the spool against cp onto a local file",
+        figure="%s MiB/s (cp onto the spool)" % fmt(num),
+        floor="%s MiB/s (the same cp onto tmpfs)" % fmt(floor),
+        value=r, target="report", met=None, rounds=rs,
+        definition="MiB/s of the cp loop of file_framing_1m_over_dd / MiB/s of the same loop "
+                   "copying onto a tmpfs file in the VM (a cp process per file, nothing sent)"
+                   + rounds_text(rs)))
+    num, floor, r, rs = paired(fig, "rpmafs.file1m_inproc.mib_s",
+                               lambda get: get("rpmafs.dd1020k.mib_s"))
+    out.append(dict(
+        key="file_framing_inproc_over_dd",
+        what="file framing without a process per file: open, write 1 MiB, close, against dd",
+        figure="%s MiB/s (bench-writer --per-file)" % fmt(num),
+        floor="%s MiB/s (dd bs=1020K, write framing)" % fmt(floor),
+        value=r, target="report", met=None, rounds=rs,
+        definition="MiB/s of bench-writer --per-file onto the file-framed spool (each message "
+                   "its own open, one 1 MiB write(2) and a close = wait that returns once "
+                   "confirmed) / MiB/s of dd bs=1020K conv=fsync on a write-framed spool, same "
+                   "round" + rounds_text(rs)))
+
     def lat_floor(get):
         a, b = get("null.lat.64.median_us"), get("raw.lat.64.median_us")
         return None if a is None or b is None else a + b
@@ -376,6 +402,9 @@ def figure_tables(fig):
         for key, name, unit in (
                 ("perftest.bw.%d.mib_s" % MIB, "ib_send_bw -R, 1 MiB", "MiB/s"),
                 ("rpmafs.dd1020k.mib_s", "dd bs=1020K conv=fsync", "MiB/s"),
+                ("rpmafs.cp1m_file.mib_s", "file framing: cp of a 1 MiB file, a process each", "MiB/s"),
+                ("local.cp1m.mib_s", "the same cp onto a tmpfs file", "MiB/s"),
+                ("rpmafs.file1m_inproc.mib_s", "file framing: open, write 1 MiB, close, one process", "MiB/s"),
                 ("noop.rate.64.msg_s", "no-op FUSE file system: writer, 64 B", "msg/s"),
                 ("null.rate.64.msg_s", "null peer: writer, 64 B", "msg/s"),
                 ("rpmafs.async.64.msg_s", "rpmafs async: writer, 64 B", "msg/s"),

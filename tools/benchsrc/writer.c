@@ -2,12 +2,19 @@
 /*
  * writer.c -- bench-writer: what an application does with a spool file
  *
- *   bench-writer [--latency] [--sync] [--fsync] [--warmup N] FILE SIZE COUNT
+ *   bench-writer [--latency] [--sync] [--fsync] [--per-file] [--warmup N] FILE SIZE COUNT
  *
  * Opens FILE once (O_WRONLY; O_DSYNC with --sync, which makes every write
  * wait for its message's completion) and writes COUNT times SIZE bytes, one
  * write(2) per message, from one page-aligned buffer. The first --warmup N
  * writes are not timed.
+ *
+ *   --per-file      each message is a file of its own: open (O_WRONLY |
+ *                   O_TRUNC, as cp opens), one write(2) of SIZE bytes,
+ *                   close(2), whose error is fatal; what cp does for one
+ *                   file, without starting a process per file. On a
+ *                   file-framed spool with close = wait each close returns
+ *                   once its message is confirmed (docs/design.md §4.6).
  *
  *   rate (default)  prints count size seconds msg_s mib_s; with --fsync the
  *                   time includes a final fsync(2), which returns once every
@@ -34,7 +41,8 @@
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: " PROG " [--latency] [--sync] [--fsync] [--warmup N] FILE SIZE COUNT\n");
+		"usage: " PROG " [--latency] [--sync] [--fsync] [--per-file] [--warmup N] FILE SIZE "
+		"COUNT\n");
 	exit(2);
 }
 
@@ -49,15 +57,39 @@ static void write_one(int fd, const char *file, const char *buf, size_t size, lo
 		measure_die(PROG, "%s: write %ld: %zd of %zu bytes written", file, i + 1, n, size);
 }
 
+static int open_one(const char *file, int flags)
+{
+	int fd = open(file, flags);
+
+	if (fd < 0)
+		measure_die(PROG, "cannot open %s: %s", file, strerror(errno));
+	return fd;
+}
+
+static void close_one(int fd, const char *file, long i)
+{
+	if (close(fd))
+		measure_die(PROG, "%s: close %ld: %s", file, i + 1, strerror(errno));
+}
+
+/* one message as one file: what cp does for each file it copies */
+static void file_one(const char *file, int flags, const char *buf, size_t size, long i)
+{
+	int fd = open_one(file, flags | O_TRUNC);
+
+	write_one(fd, file, buf, size, i);
+	close_one(fd, file, i);
+}
+
 int main(int argc, char **argv)
 {
-	bool latency = false, sync = false, do_fsync = false;
+	bool latency = false, sync = false, do_fsync = false, per_file = false;
 	long warmup = 0, count;
 	const char *file;
 	double *samples = NULL, t0, t1;
 	size_t size;
 	void *buf;
-	int i, fd;
+	int i, fd, flags;
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (strcmp(argv[i], "--latency") == 0)
@@ -66,12 +98,14 @@ int main(int argc, char **argv)
 			sync = true;
 		else if (strcmp(argv[i], "--fsync") == 0)
 			do_fsync = true;
+		else if (strcmp(argv[i], "--per-file") == 0)
+			per_file = true;
 		else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc)
 			warmup = measure_parse_count(PROG, "--warmup", argv[++i]);
 		else
 			usage();
 	}
-	if (argc - i != 3)
+	if (argc - i != 3 || (per_file && do_fsync))
 		usage();
 	file = argv[i];
 	size = measure_parse_size(PROG, "SIZE", argv[i + 1]);
@@ -88,11 +122,14 @@ int main(int argc, char **argv)
 			measure_die(PROG, "cannot allocate %ld samples", count);
 	}
 
-	fd = open(file, O_WRONLY | (sync ? O_DSYNC : 0));
-	if (fd < 0)
-		measure_die(PROG, "cannot open %s: %s", file, strerror(errno));
-	for (long k = 0; k < warmup; k++)
-		write_one(fd, file, buf, size, k);
+	flags = O_WRONLY | (sync ? O_DSYNC : 0);
+	fd = per_file ? -1 : open_one(file, flags);
+	for (long k = 0; k < warmup; k++) {
+		if (per_file)
+			file_one(file, flags, buf, size, k);
+		else
+			write_one(fd, file, buf, size, k);
+	}
 	if (warmup && do_fsync && fsync(fd))
 		measure_die(PROG, "%s: fsync after the warm-up: %s", file, strerror(errno));
 
@@ -100,15 +137,18 @@ int main(int argc, char **argv)
 	for (long k = 0; k < count; k++) {
 		double w0 = latency ? measure_now() : 0;
 
-		write_one(fd, file, buf, size, warmup + k);
+		if (per_file)
+			file_one(file, flags, buf, size, warmup + k);
+		else
+			write_one(fd, file, buf, size, warmup + k);
 		if (latency)
 			samples[k] = measure_now() - w0;
 	}
 	if (do_fsync && fsync(fd))
 		measure_die(PROG, "%s: fsync: %s", file, strerror(errno));
 	t1 = measure_now();
-	if (close(fd))
-		measure_die(PROG, "%s: close: %s", file, strerror(errno));
+	if (!per_file)
+		close_one(fd, file, warmup + count);
 
 	if (latency) {
 		struct measure_summary s;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "draft.h"
 #include "draftops.h"
@@ -51,6 +52,18 @@ static struct spool *spool_named(struct mount *m, const char *name, bool *is_sta
 			return &m->spools[i];
 	}
 	return NULL;
+}
+
+/*
+ * A draft belongs to its creator (docs/design.md §4.8): under allow_other
+ * another user may list and stat it, not open, change, rename or remove it,
+ * with or without default_permissions. Root may.
+ */
+static bool owns(fuse_req_t req, const struct draft_attr *a)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	return ctx->uid == 0 || ctx->uid == a->uid;
 }
 
 static void to_stat(const struct draft_attr *a, struct stat *st)
@@ -129,6 +142,10 @@ static void d_setattr(
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
+	if (!owns(req, &a)) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
 	/* chown to oneself (rsync -a, cp -p); a draft is never given away */
 	if (((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != a.uid) ||
 		((to_set & FUSE_SET_ATTR_GID) && attr->st_gid != a.gid)) {
@@ -203,6 +220,10 @@ static void d_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	if (drafts_getattr(drafts_of(req), ino, &a)) {
 		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (!owns(req, &a)) {
+		fuse_reply_err(req, EACCES);
 		return;
 	}
 	if (fi->flags & O_TRUNC)
@@ -282,10 +303,14 @@ static void d_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 static void d_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	if (parent == FUSE_ROOT_ID && drafts_unlink(drafts_of(req), name) == 0)
-		fuse_reply_err(req, 0);
-	else
+	struct draft_attr a;
+
+	if (parent != FUSE_ROOT_ID || drafts_lookup(drafts_of(req), name, &a))
 		base->unlink(req, parent, name);
+	else if (!owns(req, &a))
+		fuse_reply_err(req, EPERM); /* as in a sticky directory such as /tmp */
+	else
+		fuse_reply_err(req, -drafts_unlink(drafts_of(req), name));
 }
 
 struct sent_draft {
@@ -356,13 +381,17 @@ static void d_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_i
 	const char *newname, unsigned int flags)
 {
 	struct mount *m = mount_of(req);
-	struct draft_attr a;
+	struct draft_attr a, other;
 	struct spool *sp;
 	bool is_status;
 	int ret;
 
 	if (parent != FUSE_ROOT_ID || drafts_lookup(m->drafts, name, &a)) {
 		base->rename(req, parent, name, newparent, newname, flags);
+		return;
+	}
+	if (!owns(req, &a)) {
+		fuse_reply_err(req, EPERM);
 		return;
 	}
 	if (newparent != FUSE_ROOT_ID || (flags & RENAME_EXCHANGE)) {
@@ -378,10 +407,12 @@ static void d_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_i
 		send_draft(req, m, sp, name);
 		return;
 	}
-	if ((flags & RENAME_NOREPLACE) && strcmp(name, newname) != 0 &&
-		drafts_lookup(m->drafts, newname, &a) == 0) {
-		fuse_reply_err(req, EEXIST);
-		return;
+	if (strcmp(name, newname) != 0 && drafts_lookup(m->drafts, newname, &other) == 0) {
+		/* replacing a draft is removing it: its owner's (or root's) to do */
+		if ((flags & RENAME_NOREPLACE) || !owns(req, &other)) {
+			fuse_reply_err(req, flags & RENAME_NOREPLACE ? EEXIST : EPERM);
+			return;
+		}
 	}
 	ret = drafts_rename(m->drafts, name, newname);
 	fuse_reply_err(req, -ret);
@@ -408,10 +439,16 @@ size_t draftops_readdir(
 
 static void d_access(fuse_req_t req, fuse_ino_t ino, int mask)
 {
+	struct draft_attr a;
+
 	if (!is_draft(req, ino))
 		base->access(req, ino, mask);
+	else if (drafts_getattr(drafts_of(req), ino, &a))
+		fuse_reply_err(req, ENOENT);
+	else if (mask == F_OK)
+		fuse_reply_err(req, 0);
 	else
-		fuse_reply_err(req, mask & X_OK ? EACCES : 0);
+		fuse_reply_err(req, (mask & X_OK) || !owns(req, &a) ? EACCES : 0);
 }
 
 /* the mount-wide figures, as xattrs of the root */

@@ -4,7 +4,9 @@
 rsync deliver one message per file; a draft can be written, read, stat'ed,
 listed, chmod'ed, renamed onto a draft and unlinked; rename onto a peer
 sends it, onto a status file is EPERM; a failed rename leaves it; past the
-limit create fails ENOSPC and the log says which; unmount with drafts."""
+limit create fails ENOSPC and the log says which; unmount with drafts.
+Under allow_other a draft belongs to its creator: another user sees it,
+cannot open, change, rename or remove it (run as root, becoming nobody)."""
 import shutil
 import sys
 import tempfile
@@ -23,8 +25,70 @@ def root_xattr(m, key):
     return int(os.getxattr(m, "user.rpma." + key))
 
 
+NOBODY = 65534
+
+# what nobody tries on root's draft, and the errno each must get
+OTHERS = """
+import errno, os, sys
+m, theirs = sys.argv[1], sys.argv[2]
+def errname(f):
+    try:
+        f()
+        return "ok"
+    except OSError as e:
+        return errno.errorcode[e.errno]
+out = [errname(lambda: open(theirs, "rb")), errname(lambda: open(theirs, "r+b")),
+       errname(lambda: os.chmod(theirs, 0o666)), errname(lambda: os.utime(theirs, (1, 1))),
+       errname(lambda: os.unlink(theirs)),
+       errname(lambda: os.rename(theirs, os.path.join(m, "stolen"))),
+       str(os.access(theirs, os.R_OK)), str(os.path.basename(theirs) in os.listdir(m)),
+       str(os.stat(theirs).st_size)]
+# nobody's own draft: written, then renamed onto the peer; over root's: EPERM
+with open(os.path.join(m, "mine"), "wb") as f:
+    f.write(b"from nobody")
+out.append(errname(lambda: os.rename(os.path.join(m, "mine"), theirs)))
+out.append(errname(lambda: os.rename(os.path.join(m, "mine"), os.path.join(m, "alpha"))))
+print(" ".join(out))
+"""
+
+
+def as_nobody():
+    os.setgroups([])
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)
+
+
+def others_drafts(work):
+    """allow_other: root's draft is not nobody's to open, change, rename or remove."""
+    if os.getuid() != 0:
+        print("skip part: the ownership case needs root (to become nobody)")
+        return
+    os.chmod(work.dir, 0o755)  # nobody must reach the mount point
+    spool = Spool(work, {"alpha": {"type": "null"}}, opts=["-o", "allow_other"],
+                  name="shared").mount()
+    theirs = os.path.join(spool.mnt, "roots")
+    with open(theirs, "wb") as f:
+        f.write(b"root's bytes")
+    os.chmod(theirs, 0o666)  # even a mode that lets everyone in: the owner's draft
+    r = subprocess.run(["python3", "-c", OTHERS, spool.mnt, theirs], capture_output=True,
+                       text=True, preexec_fn=as_nobody, timeout=SAFETY_S)
+    check(r.returncode == 0, "nobody's snippet: %s" % r.stderr)
+    want = "EACCES EACCES EPERM EPERM EPERM EPERM False True 12 EPERM ok"
+    check(r.stdout.split() == want.split(), "nobody on root's draft: %r, expected %r" % (
+        r.stdout.strip(), want))
+    check(open(theirs, "rb").read() == b"root's bytes", "root's draft changed")
+    st = wait_until(lambda: (lambda s: s if s["posted"] == 1 else None)(spool.status("alpha")),
+                    SAFETY_S, "nobody's draft to be sent")
+    check(st["bytes_posted"] == len(b"from nobody"), "nobody's message: %s" % st)
+    os.unlink(theirs)  # the owner may
+    check(sorted(os.listdir(spool.mnt)) == ["alpha", "alpha.status"],
+          "left in the shared mount: %s" % os.listdir(spool.mnt))
+    check(spool.unmount() == 0, "rpmafs exit status (shared mount)")
+
+
 def body(work):
     need_fuse()
+    others_drafts(work)
     spool = Spool(work, {"rpmafs": {"slots": 4, "drafts": 3},
                          "alpha": {"type": "null"},
                          "filed": {"type": "null", "framing": "file"},

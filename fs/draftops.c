@@ -501,8 +501,9 @@ static void d_statfs(fuse_req_t req, fuse_ino_t ino)
 	(void)ino;
 	drafts_usage(drafts_of(req), &count, &bytes, &max, &budget);
 	/*
-	 * No blocks, as procfs reports (`df` leaves the mount out); inodes:
-	 * room for drafts, so `df -i` shows those in use, not a full table.
+	 * The mount's statfs (ops.c has none). No blocks, as procfs reports
+	 * (`df` leaves the mount out); inodes: room for drafts, so `df -i`
+	 * shows those in use, never the 100 % disk monitors alert on.
 	 */
 	sv.f_bsize = sv.f_frsize = 4096;
 	sv.f_files = max;

@@ -554,25 +554,6 @@ static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
 		fuse_reply_err(req, 0);
 }
 
-static void op_statfs(fuse_req_t req, fuse_ino_t ino)
-{
-	struct mount *m = mount_of(req);
-	struct statvfs sv = {0};
-
-	(void)ino;
-	/*
-	 * No blocks and no inode table, as procfs and sysfs report: the files
-	 * are the config, nothing is stored. `df` leaves such a file system
-	 * out, and `df -i` shows "-" instead of 100 % of 7 inodes used, which
-	 * disk monitors alert on (docs/design.md §12).
-	 */
-	(void)m;
-	sv.f_bsize = 4096;
-	sv.f_frsize = 4096;
-	sv.f_namemax = RPMAFS_PEER_NAME_MAX + 7;
-	fuse_reply_statfs(req, &sv);
-}
-
 /* the namespace is the config: nothing is made, renamed or removed */
 static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
@@ -639,7 +620,6 @@ const struct fuse_lowlevel_ops rpmafs_ops = {
 	.setxattr = xattrops_set,
 	.removexattr = xattrops_remove,
 	.access = op_access,
-	.statfs = op_statfs,
 	.mknod = op_mknod,
 	.mkdir = op_mkdir,
 	.create = op_create,

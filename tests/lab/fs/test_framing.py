@@ -123,6 +123,36 @@ def body(work):
     check(r.returncode == 0, "dup: %s" % r.stderr)
     steps.append(("alpha", "dup", [b"first", b"second"]))
 
+    # close = return (delta): fsync waits for what earlier closes sent and
+    # sends nothing early; an O_SYNC descriptor's close waits all the same
+    r = py_run("import os, sys\n"
+               "def st():\n"
+               "    s = dict(l.rstrip('\\n').split(': ', 1) for l in open(sys.argv[1] + '.status'))\n"
+               "    return '%s/%s/%s' % (s['posted'], s['acked'], s['unacked'])\n"
+               "fd = os.open(sys.argv[1], os.O_WRONLY)\n"
+               "os.write(fd, b'before fsync')\n"
+               "os.close(os.dup(fd))\n"  # sends it, returns once queued
+               "os.fsync(fd)\n"
+               "print(st())\n"
+               "os.write(fd, b'after fsync')\n"
+               "os.fsync(fd)\n"
+               "print(st())\n"
+               "os.close(fd)\n"
+               "fd = os.open(sys.argv[1], os.O_WRONLY | os.O_SYNC)\n"
+               "os.write(fd, b'o_sync close')\n"
+               "os.close(fd)\n"
+               "print(st())\n", spool.file("delta"))
+    check(r.returncode == 0, "delta fsync: %s" % r.stderr)
+    seen = r.stdout.split()
+    posted = len([m for p, _, ms in steps if p == "delta" for m in ms])
+    want = ["%d/%d/0" % (posted + 1, posted + 1), "%d/%d/0" % (posted + 1, posted + 1)]
+    check(seen[:2] == want, "delta after fsync (posted/acked/unacked): %r, expected %r" % (
+        seen, want))
+    check(seen[2] == "%d/%d/0" % (posted + 3, posted + 3),
+          "delta after an O_SYNC close: %r (posted %d before)" % (seen, posted))
+    steps.append(("delta", "fsync, O_SYNC close", [b"before fsync", b"after fsync",
+                                                   b"o_sync close"]))
+
     # two writers at once: two whole messages, no interleaving
     writer = ("import os, sys\nfd = os.open(sys.argv[1], os.O_WRONLY)\n"
               "for i in range(100):\n    os.write(fd, sys.argv[2].encode() * 1000)\n"

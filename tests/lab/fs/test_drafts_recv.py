@@ -97,7 +97,8 @@ def body(work):
     # the byte budget: 16 drafts of 1 MiB fill it, the next byte fails
     for i in range(16):
         spool.sh("head -c %d /dev/zero > fill.%d" % (MIB, i))
-    r = spool.sh("printf x > fill.16", check_rc=False)
+    # (bash, not sh: dash's printf says "I/O error" whatever the errno)
+    r = spool.sh("bash -c 'printf x > fill.16'", check_rc=False)
     check(r.returncode != 0 and "No space left on device" in r.stderr,
           "past the byte budget: %d %s" % (r.returncode, r.stderr))
     wait_until(lambda: "draft_bytes is at its limit" in open(spool.log).read(), SAFETY_S,

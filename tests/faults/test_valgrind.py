@@ -3,7 +3,9 @@
 """rpmafs and rpma-recv under valgrind (memcheck) through a short, real session.
 
 Mount; sync and async messages, 0-byte ones, O_SYNC, fsync, a write over
-the limit; status file reads, stat, xattrs (get, list, a refused set); the
+the limit; a file-framed peer (one message per file, a file over the limit
+refused) and drafts (one renamed onto a peer, one left at unmount, which
+frees it); status file reads, stat, xattrs (get, list, a refused set); the
 receiver restarted with SIGTERM so that the spool reconnects; more
 messages; unmount; the receiver stopped with SIGTERM. Both must report no
 error and no definitely lost block (--errors-for-leak-kinds=definite
@@ -49,7 +51,9 @@ def body(work):
     recv = VgReceiver(work, b).start()
     sections = {"rpmafs": {"slots": 4},
                 "s": {"address": b, "port": recv.port, "mode": "sync", "send_timeout_ms": 4000},
-                "a": {"address": b, "port": recv.port, "send_timeout_ms": 4000}}
+                "a": {"address": b, "port": recv.port, "send_timeout_ms": 4000},
+                "f": {"address": b, "port": recv.port, "framing": "file",
+                      "send_timeout_ms": 4000}}
     spool = Spool(work, sections)
     real = os.environ["RPMAFS"]
     wrapper = work.path("vg-fs.sh")
@@ -76,7 +80,16 @@ def body(work):
     spool.sh("printf 'fsync me' | dd of=a conv=fsync status=none")
     sent.append(b"fsync me")
     check(spool.write("a", b"x" * (spool.status("a")["max_message"] + 1)) == errno.EMSGSIZE, "EMSGSIZE")
-    for peer in ("s", "a"):
+    # file framing: one message per file, over the limit nothing; drafts
+    spool.sh("{ printf 'file '; printf 'framed'; } > f")
+    sent.append(b"file framed")
+    r = spool.sh("head -c %d /dev/zero > f" % (spool.status("f")["max_message"] + 1),
+                 check_rc=False)
+    check(r.returncode != 0 and "File too large" in r.stderr, "over-limit file: %s" % r.stderr)
+    spool.sh("printf 'a draft' > .d.tmp && mv .d.tmp a")
+    sent.append(b"a draft")
+    spool.sh("printf 'left at unmount' > .left.tmp")
+    for peer in ("s", "a", "f"):
         spool.settled(peer)
         spool.status(peer)
         os.stat(spool.file(peer))
@@ -97,7 +110,7 @@ def body(work):
         send("a", b"again async %d" % i)
     spool.sh("truncate -s 0 s")
     sent.append(b"")
-    for peer in ("s", "a"):
+    for peer in ("s", "a", "f"):
         st = spool.settled(peer)
         check(st["failed"] == 0, "%s: failures: %s" % (peer, st))
     rc = spool.unmount(120)

@@ -139,29 +139,29 @@ def checks(fig):
 
     # the two parts of file_framing_1m_over_dd (reported): a process per
     # file, which the dd floor does not start, and file framing itself
-    num, floor, r, rs = paired(fig, "rpmafs.cp1m_file.mib_s",
-                               lambda get: get("local.cp1m.mib_s"))
-    out.append(dict(
-        key="file_framing_cp_over_local_cp",
-        what="file framing: cp of a 1 MiB file onto the spool against cp onto a local file",
-        figure="%s MiB/s (cp onto the spool)" % fmt(num),
-        floor="%s MiB/s (the same cp onto tmpfs)" % fmt(floor),
-        value=r, target="report", met=None, rounds=rs,
-        definition="MiB/s of the cp loop of file_framing_1m_over_dd / MiB/s of the same loop "
-                   "copying onto a tmpfs file in the VM (a cp process per file, nothing sent)"
-                   + rounds_text(rs)))
-    num, floor, r, rs = paired(fig, "rpmafs.file1m_inproc.mib_s",
-                               lambda get: get("rpmafs.dd1020k.mib_s"))
-    out.append(dict(
-        key="file_framing_inproc_over_dd",
-        what="file framing without a process per file: open, write 1 MiB, close, against dd",
-        figure="%s MiB/s (bench-writer --per-file)" % fmt(num),
-        floor="%s MiB/s (dd bs=1020K, write framing)" % fmt(floor),
-        value=r, target="report", met=None, rounds=rs,
-        definition="MiB/s of bench-writer --per-file onto the file-framed spool (each message "
-                   "its own open, one 1 MiB write(2) and a close = wait that returns once "
-                   "confirmed) / MiB/s of dd bs=1020K conv=fsync on a write-framed spool, same "
-                   "round" + rounds_text(rs)))
+    def reported_mib_s(key, what, num_key, floor_key, figure, floor_text, definition):
+        num, floor, r, rs = paired(fig, num_key, lambda get: get(floor_key))
+        out.append(dict(
+            key=key, what=what, figure="%s MiB/s (%s)" % (fmt(num), figure),
+            floor="%s MiB/s (%s)" % (fmt(floor), floor_text),
+            value=r, target="report", met=None, rounds=rs,
+            definition=definition + rounds_text(rs)))
+
+    reported_mib_s(
+        "file_framing_cp_over_local_cp",
+        "file framing: cp of a 1 MiB file onto the spool against cp onto a local file",
+        "rpmafs.cp1m_file.mib_s", "local.cp1m.mib_s", "cp onto the spool",
+        "the same cp onto tmpfs",
+        "MiB/s of the cp loop of file_framing_1m_over_dd / MiB/s of the same loop copying onto "
+        "a tmpfs file in the VM (a cp process per file, nothing sent)")
+    reported_mib_s(
+        "file_framing_inproc_over_dd",
+        "file framing without a process per file: open, write 1 MiB, close, against dd",
+        "rpmafs.file1m_inproc.mib_s", "rpmafs.dd1020k.mib_s", "bench-writer --per-file",
+        "dd bs=1020K, write framing",
+        "MiB/s of bench-writer --per-file onto the file-framed spool (each message its own "
+        "open, one 1 MiB write(2) and a close = wait that returns once confirmed) / MiB/s of "
+        "dd bs=1020K conv=fsync on a write-framed spool, same round")
 
     def lat_floor(get):
         a, b = get("null.lat.64.median_us"), get("raw.lat.64.median_us")

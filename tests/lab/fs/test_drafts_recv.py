@@ -57,7 +57,8 @@ def drafts_in(m):
 
 def body(work):
     _, b = need_lab()
-    big = ["--max-message", str(MIB)]
+    # 16 slots of 1 MiB (the default 256 would take 256 MiB each; see test_framing.py)
+    big = ["--max-message", str(MIB), "--slots", "16"]
     recv = {p: Receiver(work, b, args=big, name="recv-" + p).start() for p in ("alpha", "small")}
     spool = Spool(work, {
         "rpmafs": {"drafts": 20},

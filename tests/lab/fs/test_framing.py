@@ -26,7 +26,11 @@ def py_run(code, *args):
 
 def body(work):
     _, b = need_lab()
-    big = ["--max-message", str(MIB)]
+    # 16 slots: each is max_message bytes, so the default 256 would take
+    # 256 MiB per receiver, and the lab's tests share a 2 GiB VM (5 such
+    # receivers here beside fs-drafts_recv and fs-limits got rpma-recv
+    # OOM-killed)
+    big = ["--max-message", str(MIB), "--slots", "16"]
     recv = {p: Receiver(work, b, args=big, name="recv-" + p).start()
             for p in ("alpha", "beta", "gamma", "delta", "omega")}
     spool = Spool(work, {

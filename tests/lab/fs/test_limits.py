@@ -13,7 +13,8 @@ FUSE_MAX = 1048576 - 4096
 
 def body(work):
     _, b = need_lab()
-    r_alpha = Receiver(work, b, name="recv-alpha", args=["--max-message", "1MiB"]).start()
+    # 16 slots of 1 MiB (the default 256 would take 256 MiB; see test_framing.py)
+    r_alpha = Receiver(work, b, name="recv-alpha", args=["--max-message", "1MiB", "--slots", "16"]).start()
     r_beta = Receiver(work, b, name="recv-beta").start()
     r_gamma = Receiver(work, b, name="recv-gamma", args=["--max-message", "1000"]).start()
     spool = Spool(work, {

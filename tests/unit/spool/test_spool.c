@@ -452,6 +452,59 @@ static void sync_write_replies_at_completion(void **state)
 	spool_release(&Sp, fh);
 }
 
+/*
+ * A file message (framing = file) as framed_flush submits it: the FLUSH of
+ * close(2) is its request; with close = wait it is answered at the message's
+ * end, 0 or EIO (docs/design.md §4.6), never as a write.
+ */
+static uintptr_t file_msg(struct handle *fh, uint32_t len)
+{
+	struct msg *msg = calloc(1, sizeof(*msg));
+	unsigned slot;
+	uintptr_t req = Next_req++;
+
+	Attempted++;
+	assert_int_equal(pool_get(Pool, false, &slot), 0);
+	msg->kind = MSG_DATA;
+	msg->fh = fh;
+	msg->req = (fuse_req_t)req;
+	msg->flush = true;
+	msg->sync = true; /* close = wait */
+	msg->slot = slot;
+	msg->offset = (size_t)((char *)pool_slot_ptr(Pool, slot) - (char *)pool_base(Pool));
+	msg->len = len;
+	spool_submit(&Sp, msg);
+	return req;
+}
+
+static void file_message_close_waits_and_answers_its_outcome(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(false);
+	uintptr_t ok = file_msg(fh, 300);
+	uintptr_t bad;
+
+	assert_null(reply_of(ok)); /* the close waits for its completion */
+	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
+	assert_non_null(reply_of(ok));
+	assert_false(reply_of(ok)->write);
+	assert_int_equal(reply_of(ok)->err, 0);
+	assert_int_equal(stats().bytes_confirmed, 300);
+
+	bad = file_msg(fh, 200);
+	assert_null(reply_of(bad));
+	complete(Posts[1].wr_id, IBV_WC_REM_ACCESS_ERR);
+	assert_int_equal(replies_to(bad), 1);
+	assert_false(reply_of(bad)->write);
+	assert_int_equal(reply_of(bad)->err, EIO);
+	/* reported by that close: nothing left for the next call */
+	assert_int_equal(spool_take_error(&Sp, fh, NULL), 0);
+	assert_int_equal(stats().failed, 1);
+	spool_release(&Sp, fh);
+	assert_accounts();
+}
+
 static void sync_write_failure_replies_eio(void **state)
 {
 	(void)state;
@@ -1854,6 +1907,7 @@ int main(void)
 		T(async_write_replies_at_post),
 		T(sync_write_replies_at_completion),
 		T(sync_write_failure_replies_eio),
+		T(file_message_close_waits_and_answers_its_outcome),
 		T(window_limits_posts),
 		T(credits_cap_the_window),
 		T(wr_ids_count_from_one),

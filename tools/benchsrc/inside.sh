@@ -451,10 +451,15 @@ if [ $connected = 1 ]; then
 		fi
 		# cp of a 1 MiB file onto the file-framed f0, until every message is confirmed
 		[ -f "$work/1m" ] || head -c $MIB /dev/urandom >"$work/1m"
+		# cp_n DEST: DD_N cp's of the 1 MiB file onto DEST, a process each
+		cp_n() {
+			local i
+			for ((i = 0; i < DD_N; i++)); do
+				cp "$work/1m" "$1" 2>>"$logs/cp-file.log" || return 1
+			done
+		}
 		p0=$(st f0 posted) t0=$(now) cp_ok=1
-		for ((i = 0; i < DD_N; i++)); do
-			cp "$work/1m" "$mnt/f0" 2>>"$logs/cp-file.log" || { cp_ok=0; break; }
-		done
+		cp_n "$mnt/f0" || cp_ok=0
 		for ((i = 0; i < 6000; i++)); do
 			[ "$(st f0 completed)" = "$(st f0 posted)" ] && break
 			nap 0.005
@@ -469,9 +474,7 @@ if [ $connected = 1 ]; then
 		# (tmpfs; a process per file, nothing sent), and the same messages
 		# without a process per file (open, one 1 MiB write, close = wait)
 		t0=$(now) cp_ok=1
-		for ((i = 0; i < DD_N; i++)); do
-			cp "$work/1m" "$work/1m.copy" 2>>"$logs/cp-file.log" || { cp_ok=0; break; }
-		done
+		cp_n "$work/1m.copy" || cp_ok=0
 		t1=$(now)
 		[ $cp_ok = 1 ] &&
 			put "round.$r.local.cp1m.mib_s" "$(awk -v n=$DD_N -v t="$(minus "$t1" "$t0")" 'BEGIN { printf "%.3f", n / t }')"

@@ -40,9 +40,9 @@
 
 static void usage(void)
 {
-	fprintf(stderr,
-		"usage: " PROG " [--latency] [--sync] [--fsync] [--per-file] [--warmup N] FILE SIZE "
-		"COUNT\n");
+	fprintf(stderr, "usage: " PROG
+			" [--latency] [--sync] [--fsync] [--per-file] [--warmup N] FILE SIZE "
+			"COUNT\n");
 	exit(2);
 }
 
@@ -66,19 +66,20 @@ static int open_one(const char *file, int flags)
 	return fd;
 }
 
-static void close_one(int fd, const char *file, long i)
+/*
+ * Message i: one write(2) to the open fd, or with fd < 0 (--per-file) a
+ * file of its own, as cp makes each file it copies: open, write, close.
+ */
+static void message_one(int fd, const char *file, int flags, const char *buf, size_t size, long i)
 {
+	if (fd >= 0) {
+		write_one(fd, file, buf, size, i);
+		return;
+	}
+	fd = open_one(file, flags | O_TRUNC);
+	write_one(fd, file, buf, size, i);
 	if (close(fd))
 		measure_die(PROG, "%s: close %ld: %s", file, i + 1, strerror(errno));
-}
-
-/* one message as one file: what cp does for each file it copies */
-static void file_one(const char *file, int flags, const char *buf, size_t size, long i)
-{
-	int fd = open_one(file, flags | O_TRUNC);
-
-	write_one(fd, file, buf, size, i);
-	close_one(fd, file, i);
 }
 
 int main(int argc, char **argv)
@@ -124,12 +125,8 @@ int main(int argc, char **argv)
 
 	flags = O_WRONLY | (sync ? O_DSYNC : 0);
 	fd = per_file ? -1 : open_one(file, flags);
-	for (long k = 0; k < warmup; k++) {
-		if (per_file)
-			file_one(file, flags, buf, size, k);
-		else
-			write_one(fd, file, buf, size, k);
-	}
+	for (long k = 0; k < warmup; k++)
+		message_one(fd, file, flags, buf, size, k);
 	if (warmup && do_fsync && fsync(fd))
 		measure_die(PROG, "%s: fsync after the warm-up: %s", file, strerror(errno));
 
@@ -137,18 +134,15 @@ int main(int argc, char **argv)
 	for (long k = 0; k < count; k++) {
 		double w0 = latency ? measure_now() : 0;
 
-		if (per_file)
-			file_one(file, flags, buf, size, warmup + k);
-		else
-			write_one(fd, file, buf, size, warmup + k);
+		message_one(fd, file, flags, buf, size, warmup + k);
 		if (latency)
 			samples[k] = measure_now() - w0;
 	}
 	if (do_fsync && fsync(fd))
 		measure_die(PROG, "%s: fsync: %s", file, strerror(errno));
 	t1 = measure_now();
-	if (!per_file)
-		close_one(fd, file, warmup + count);
+	if (!per_file && close(fd))
+		measure_die(PROG, "%s: close: %s", file, strerror(errno));
 
 	if (latency) {
 		struct measure_summary s;

@@ -336,24 +336,34 @@ static struct handle *open_handle(bool sync)
 	return fh;
 }
 
-/* a write of len bytes through fh, as op_write makes it; returns its request */
-static uintptr_t write_msg(struct handle *fh, uint32_t len)
+/* a data message of len bytes through fh in a pool slot, with a new request */
+static struct msg *data_msg(struct handle *fh, uint32_t len)
 {
 	struct msg *msg = calloc(1, sizeof(*msg));
 	unsigned slot;
-	uintptr_t req = Next_req++;
 
 	Attempted++;
-	assert_int_equal(spool_write_check(&Sp, fh, len, false), 0);
 	assert_int_equal(pool_get(Pool, false, &slot), 0);
 	msg->kind = MSG_DATA;
 	msg->fh = fh;
-	msg->req = (fuse_req_t)req;
-	msg->write_size = len;
-	msg->sync = fh->sync;
+	msg->req = (fuse_req_t)Next_req++;
 	msg->slot = slot;
 	msg->offset = (size_t)((char *)pool_slot_ptr(Pool, slot) - (char *)pool_base(Pool));
 	msg->len = len;
+	return msg;
+}
+
+/* a write of len bytes through fh, as op_write makes it; returns its request */
+static uintptr_t write_msg(struct handle *fh, uint32_t len)
+{
+	struct msg *msg;
+	uintptr_t req;
+
+	assert_int_equal(spool_write_check(&Sp, fh, len, false), 0);
+	msg = data_msg(fh, len);
+	req = (uintptr_t)msg->req;
+	msg->write_size = len;
+	msg->sync = fh->sync;
 	spool_submit(&Sp, msg);
 	return req;
 }
@@ -459,20 +469,11 @@ static void sync_write_replies_at_completion(void **state)
  */
 static uintptr_t file_msg(struct handle *fh, uint32_t len)
 {
-	struct msg *msg = calloc(1, sizeof(*msg));
-	unsigned slot;
-	uintptr_t req = Next_req++;
+	struct msg *msg = data_msg(fh, len);
+	uintptr_t req = (uintptr_t)msg->req;
 
-	Attempted++;
-	assert_int_equal(pool_get(Pool, false, &slot), 0);
-	msg->kind = MSG_DATA;
-	msg->fh = fh;
-	msg->req = (fuse_req_t)req;
 	msg->flush = true;
 	msg->sync = true; /* close = wait */
-	msg->slot = slot;
-	msg->offset = (size_t)((char *)pool_slot_ptr(Pool, slot) - (char *)pool_base(Pool));
-	msg->len = len;
 	spool_submit(&Sp, msg);
 	return req;
 }

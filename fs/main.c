@@ -23,11 +23,11 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "draftops.h"
-#include "inbox_ops.h"
-#include "log.h"
 #include "mount.h"
-#include "ops.h"
+#include "fuse/draftops.h"
+#include "fuse/inbox_ops.h"
+#include "fuse/ops.h"
+#include "runtime/log.h"
 
 #define DEFAULT_CONFIG "/etc/rpmafs.ini"
 #define DEFAULT_WORKERS 4

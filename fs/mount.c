@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-/* mount.c -- one mounted spool directory: set-up, teardown, the inode map */
+/* mount.c -- one mounted spool directory: set-up and teardown */
 
 #include <errno.h>
 #include <limits.h>
@@ -9,19 +9,19 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "devices.h"
-#include "draft.h"
-#include "inbox.h"
-#include "log.h"
-#include "loop.h"
-#include "memlock.h"
 #include "mount.h"
-#include "nofile.h"
-#include "notify.h"
-#include "openfiles.h"
-#include "pool.h"
-#include "workers.h"
+#include "fuse/draft.h"
+#include "inbox/inbox.h"
+#include "link/devices.h"
+#include "runtime/clock.h"
+#include "runtime/log.h"
+#include "runtime/loop.h"
+#include "runtime/memlock.h"
+#include "runtime/nofile.h"
+#include "runtime/notify.h"
+#include "runtime/pool.h"
+#include "runtime/workers.h"
+#include "spool/openfiles.h"
 
 /*
  * libfuse reads each request with one read(2) of its bufsize: 256 pages for
@@ -32,27 +32,14 @@
 /* the longest we wait at unmount for queued and in-flight messages */
 #define DRAIN_CAP_MS 30000
 
-struct spool *mount_spool_of(struct mount *m, fuse_ino_t ino, bool *is_status)
-{
-	unsigned index;
-
-	if (ino < 2)
-		return NULL;
-	index = (unsigned)((ino - 2) / 2);
-	if (index >= m->nspools)
-		return NULL;
-	*is_status = (ino - 2) % 2 == 1;
-	return &m->spools[index];
-}
-
 /* the loop's tick: every spool's timers */
 static uint64_t mount_tick(void *arg, uint64_t now)
 {
 	struct mount *m = arg;
 	uint64_t next = 0;
 
-	for (unsigned i = 0; i < m->nspools; i++) {
-		uint64_t at = spool_tick(&m->spools[i], now);
+	for (unsigned i = 0; i < m->tree.nspools; i++) {
+		uint64_t at = spool_tick(&m->tree.spools[i], now);
 
 		if (at && (!next || at < next))
 			next = at;
@@ -68,10 +55,10 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 	char why[1024];
 	int ret;
 
-	m->uid = getuid();
-	m->gid = getgid();
-	m->allow_other = allow_other;
-	now_coarse(&m->mounted_at); /* the same clock as the message times */
+	m->tree.uid = getuid();
+	m->tree.gid = getgid();
+	m->tree.allow_other = allow_other;
+	now_coarse(&m->tree.mounted_at); /* the same clock as the message times */
 	m->nworkers = nworkers;
 
 	/*
@@ -102,35 +89,35 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 		log_warn("%s", why);
 	else if (!ret && why[0])
 		log_msg(fds.need > fds.before ? LOG_NOTICE : LOG_INFO, "%s", why);
-	frame_budget_init(&m->frames, m->cfg->slots);
+	frame_budget_init(&m->tree.frames, m->cfg->slots);
 	nbuf = m->cfg->slots + m->nworkers;
-	ret = pool_new(nbuf, FUSE_READ_SIZE, &m->pool);
+	ret = pool_new(nbuf, FUSE_READ_SIZE, &m->tree.pool);
 	if (ret) {
 		fprintf(stderr, "rpmafs: cannot map %u request buffers: %s\n", nbuf,
 			strerror(-ret));
 		return 1;
 	}
-	if (devices_new(m->pool, &m->devices) || loop_new(mount_tick, m, &m->loop))
+	if (devices_new(m->tree.pool, &m->devices) || loop_new(mount_tick, m, &m->loop))
 		goto nomem;
 	/* inodes far above the spools' (and whatever else the root holds) */
-	if (drafts_new(m->cfg->drafts, DRAFT_BUDGET, DRAFT_FIRST_INO, &m->drafts))
+	if (drafts_new(m->cfg->drafts, DRAFT_BUDGET, DRAFT_FIRST_INO, &m->tree.drafts))
 		goto nomem;
-	m->env = (struct spool_env){.pool = m->pool, .loop = m->loop, .devices = m->devices,
+	m->env = (struct spool_env){.pool = m->tree.pool, .loop = m->loop, .devices = m->devices,
 		.nworkers = m->nworkers};
 	if (m->cfg->inbox.enabled &&
-		inbox_new(&m->cfg->inbox, m->loop, NULL, NULL, &m->inbox, why, sizeof(why))) {
+		inbox_new(&m->cfg->inbox, m->loop, NULL, NULL, &m->tree.inbox, why, sizeof(why))) {
 		fprintf(stderr, "rpmafs: %s: %s\n", m->cfg->path, why);
-		inbox_delete(&m->inbox);
+		inbox_delete(&m->tree.inbox);
 		return 1;
 	}
-	m->spools = calloc(npeers ? npeers : 1, sizeof(*m->spools));
-	if (!m->spools)
+	m->tree.spools = calloc(npeers ? npeers : 1, sizeof(*m->tree.spools));
+	if (!m->tree.spools)
 		goto nomem;
-	for (; m->nspools < npeers; m->nspools++) {
-		unsigned i = m->nspools;
+	for (; m->tree.nspools < npeers; m->tree.nspools++) {
+		unsigned i = m->tree.nspools;
 
-		if (spool_init(&m->spools[i], &m->env, spool_ino(i), &m->cfg->peers[i])) {
-			spool_fini(&m->spools[i]);
+		if (spool_init(&m->tree.spools[i], &m->env, spool_ino(i), &m->cfg->peers[i])) {
+			spool_fini(&m->tree.spools[i]);
 			goto nomem;
 		}
 	}
@@ -142,7 +129,7 @@ nomem:
 
 int mount_fuse(struct mount *m, struct fuse_args *args, const struct fuse_lowlevel_ops *ops)
 {
-	m->se = fuse_session_new(args, ops, sizeof(*ops), m);
+	m->se = fuse_session_new(args, ops, sizeof(*ops), &m->tree);
 	if (!m->se)
 		return -1;
 	if (fuse_session_mount(m->se, m->mountpoint) != 0) {
@@ -167,18 +154,18 @@ int mount_start(struct mount *m, int done_fd)
 	m->loop_running = true;
 	/* every link's first attempt is due at once */
 	loop_arm(m->loop, 1);
-	if (workers_start(m->pool, m->se, m->nworkers, done_fd, &m->workers)) {
+	if (workers_start(m->tree.pool, m->se, m->nworkers, done_fd, &m->workers)) {
 		log_err("cannot start the FUSE workers");
 		return -1;
 	}
 	log_notice("mounted %s: %u peers, %u request buffers of %zu KiB", m->mountpoint,
-		m->nspools, pool_nslots(m->pool), pool_slot_size(m->pool) / 1024);
+		m->tree.nspools, pool_nslots(m->tree.pool), pool_slot_size(m->tree.pool) / 1024);
 	/*
 	 * Ready: the directory is mounted and every spool takes writes (a
 	 * write before its peer is up waits for it, up to send_timeout_ms).
 	 */
 	snprintf(state, sizeof(state), "READY=1\nSTATUS=mounted %s: %u peers", m->mountpoint,
-		m->nspools);
+		m->tree.nspools);
 	ret = notify_service(state);
 	if (ret)
 		log_warn("cannot tell the service manager we are ready (NOTIFY_SOCKET): %s",
@@ -191,9 +178,9 @@ static void drain(struct mount *m)
 {
 	uint64_t cap = 0, deadline;
 
-	for (unsigned i = 0; i < m->nspools; i++)
-		if (m->spools[i].cfg->send_timeout_ms > cap)
-			cap = m->spools[i].cfg->send_timeout_ms;
+	for (unsigned i = 0; i < m->tree.nspools; i++)
+		if (m->tree.spools[i].cfg->send_timeout_ms > cap)
+			cap = m->tree.spools[i].cfg->send_timeout_ms;
 	cap += 2000;
 	if (cap > DRAIN_CAP_MS)
 		cap = DRAIN_CAP_MS;
@@ -201,8 +188,8 @@ static void drain(struct mount *m)
 	for (;;) {
 		unsigned busy = 0;
 
-		for (unsigned i = 0; i < m->nspools; i++)
-			busy += spool_busy(&m->spools[i]);
+		for (unsigned i = 0; i < m->tree.nspools; i++)
+			busy += spool_busy(&m->tree.spools[i]);
 		if (!busy)
 			return;
 		if (now_ms() >= deadline) {
@@ -225,16 +212,16 @@ void mount_stop(struct mount *m)
 	}
 	if (m->loop_running) {
 		drain(m);
-		for (unsigned i = 0; i < m->nspools; i++)
-			spool_stop(&m->spools[i]);
+		for (unsigned i = 0; i < m->tree.nspools; i++)
+			spool_stop(&m->tree.spools[i]);
 		/* waits for connection attempts still running (their connect timeout) */
 		loop_stop(m->loop);
 		m->loop_running = false;
 	}
 	/* unread messages were never acknowledged; parked reads end (EOF) */
-	inbox_delete(&m->inbox);
-	for (unsigned i = 0; i < m->nspools; i++)
-		spool_close(&m->spools[i]);
+	inbox_delete(&m->tree.inbox);
+	for (unsigned i = 0; i < m->tree.nspools; i++)
+		spool_close(&m->tree.spools[i]);
 }
 
 void mount_close(struct mount *m)
@@ -251,17 +238,17 @@ void mount_close(struct mount *m)
 
 void mount_teardown(struct mount *m)
 {
-	for (unsigned i = 0; i < m->nspools; i++) {
-		openfiles_free(&m->spools[i]);
-		spool_fini(&m->spools[i]);
+	for (unsigned i = 0; i < m->tree.nspools; i++) {
+		openfiles_free(&m->tree.spools[i]);
+		spool_fini(&m->tree.spools[i]);
 	}
-	free(m->spools);
-	m->spools = NULL;
-	m->nspools = 0;
-	drafts_delete(&m->drafts);
-	inbox_delete(&m->inbox);
+	free(m->tree.spools);
+	m->tree.spools = NULL;
+	m->tree.nspools = 0;
+	drafts_delete(&m->tree.drafts);
+	inbox_delete(&m->tree.inbox);
 	loop_delete(&m->loop);
 	devices_delete(&m->devices);
-	pool_delete(&m->pool);
+	pool_delete(&m->tree.pool);
 	rpmafs_cfg_delete(&m->cfg);
 }

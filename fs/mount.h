@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * mount.h -- one mounted spool directory: set-up, teardown, the inode map
+ * mount.h -- one mounted spool directory: set-up and teardown
  *
  * mount_setup() turns the config into the pool, the devices, the loop and
  * one spool per peer; mount_fuse() makes the FUSE session and mounts it;
@@ -17,11 +17,9 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "frame.h"
-#include "spool.h"
+#include "fuse/tree.h"
+#include "spool/spool.h"
 
-struct drafts;
-struct inbox;
 struct loop;
 struct workers;
 
@@ -30,25 +28,13 @@ struct mount {
 	char *mountpoint;
 	struct fuse_session *se;
 	bool mounted;
-	struct pool *pool;
 	struct devices *devices;
 	struct loop *loop;
 	bool loop_running;
 	struct spool_env env;	/* what every spool shares */
-	struct frame_budget frames; /* pool slots file messages may hold (frame.h) */
-	struct drafts *drafts;	/* files for write-then-rename (draft.h) */
-
-	unsigned nspools;
-	struct spool *spools;
-	struct inbox *inbox; /* [rpmafs] listen: inbox.h; else NULL */
-
+	struct tree tree;	/* what the FUSE operations serve (fuse/tree.h) */
 	unsigned nworkers;
 	struct workers *workers;
-
-	uid_t uid;
-	gid_t gid;
-	bool allow_other;
-	struct timespec mounted_at;
 };
 
 /* mount_setup -- m->cfg loaded: pool, devices, loop, spools; 0, or 1 (said on stderr) */
@@ -68,19 +54,5 @@ void mount_close(struct mount *m);
 
 /* mount_teardown -- free what mount_setup made, and the config */
 void mount_teardown(struct mount *m);
-
-/* the inode map: 1 is the root, then two inodes per spool */
-static inline fuse_ino_t spool_ino(unsigned index)
-{
-	return 2 + 2 * (fuse_ino_t)index;
-}
-
-static inline fuse_ino_t status_ino(unsigned index)
-{
-	return 3 + 2 * (fuse_ino_t)index;
-}
-
-/* mount_spool_of -- the spool an inode belongs to, or NULL */
-struct spool *mount_spool_of(struct mount *m, fuse_ino_t ino, bool *is_status);
 
 #endif /* RPMAFS_MOUNT_H */

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "draft.h"
+#include "fuse/draft.h"
 
 #define FIRST 1000
 

@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "frame.h"
-#include "pool.h"
+#include "runtime/pool.h"
+#include "spool/frame.h"
 
 #define SLOT (64u * 1024)
 

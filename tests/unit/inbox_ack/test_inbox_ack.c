@@ -11,8 +11,8 @@
 #include "unit.h"
 
 #include "ack.h"
-#include "inbox_ack.h"
-#include "linkack.h"
+#include "inbox/inbox_ack.h"
+#include "link/linkack.h"
 
 #define SLOTS 8
 

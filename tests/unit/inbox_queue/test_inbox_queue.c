@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "inbox_queue.h"
+#include "inbox/inbox_queue.h"
 
 #define NSLOTS 4
 

@@ -15,13 +15,13 @@
 
 #include "unit.h"
 
-#include "clock.h"
-#include "devices.h"
 #include "ack.h"
-#include "link.h"
-#include "linkack.h"
-#include "loop.h"
 #include "pdata.h"
+#include "link/devices.h"
+#include "link/link.h"
+#include "link/linkack.h"
+#include "runtime/clock.h"
+#include "runtime/loop.h"
 
 /* ---- a fake loop, driven by the test ---- */
 

@@ -13,8 +13,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "clock.h"
-#include "loop.h"
+#include "runtime/clock.h"
+#include "runtime/loop.h"
 
 void log_msg(int prio, const char *fmt, ...)
 {

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "nofile.h"
+#include "runtime/nofile.h"
 
 static struct rlimit saved;
 

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "owners.h"
+#include "spool/owners.h"
 
 static void nobody_wrote_yet(void **state)
 {

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "pool.h"
+#include "runtime/pool.h"
 
 static void new_rejects_bad_arguments(void **state)
 {

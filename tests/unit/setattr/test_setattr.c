@@ -10,9 +10,9 @@
 
 #include <cmocka.h>
 
-#include "framed.h"
-#include "setattr.h"
-#include "spool.h"
+#include "fuse/setattr.h"
+#include "spool/framed.h"
+#include "spool/spool.h"
 
 /* framed.c, faked: the file-framed handle's truncation */
 int framed_truncate(struct handle *fh, off_t size)

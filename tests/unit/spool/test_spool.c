@@ -21,11 +21,11 @@
 #include <librpma.h>
 
 #include "ack.h"
-#include "clock.h"
-#include "link.h"
-#include "loop.h"
-#include "pool.h"
-#include "spool.h"
+#include "link/link.h"
+#include "runtime/clock.h"
+#include "runtime/loop.h"
+#include "runtime/pool.h"
+#include "spool/spool.h"
 
 /* ---- fakes: the link, the loop, the log ---- */
 

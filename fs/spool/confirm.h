@@ -17,8 +17,8 @@
 #include <stdint.h>
 
 #include "counters.h"
-#include "link.h"
 #include "msg.h"
+#include "link/link.h"
 
 struct rpmafs_ack;
 

@@ -20,16 +20,16 @@
 #include <librpma.h>
 
 #include "ack.h"
-#include "clock.h"
 #include "confirm.h"
-#include "link.h"
-#include "log.h"
-#include "loop.h"
 #include "msg.h"
-#include "pool.h"
 #include "post.h"
 #include "spool.h"
 #include "spool_locked.h"
+#include "link/link.h"
+#include "runtime/clock.h"
+#include "runtime/log.h"
+#include "runtime/loop.h"
+#include "runtime/pool.h"
 
 /* how long unsignaled sends may stay unconfirmed before a fence is posted */
 #define FENCE_DELAY_MS 2

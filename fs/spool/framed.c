@@ -8,9 +8,9 @@
 
 #include "frame.h"
 #include "framed.h"
-#include "log.h"
-#include "pool.h"
 #include "spool.h"
+#include "runtime/log.h"
+#include "runtime/pool.h"
 
 int framed_open(struct handle *fh, struct pool *pool, struct frame_budget *budget)
 {

@@ -21,11 +21,11 @@
 
 #include "ack.h"
 #include "allow.h"
-#include "inbox_ack.h"
 #include "inbox.h"
-#include "log.h"
-#include "loop.h"
+#include "inbox_ack.h"
 #include "pdata.h"
+#include "runtime/log.h"
+#include "runtime/loop.h"
 
 #define WC_BATCH 32
 

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "loop.h"
+#include "runtime/loop.h"
 
 struct link;
 struct device;

@@ -32,12 +32,12 @@
 #include <librpma_ext.h>
 
 #include "attempt.h"
-#include "clock.h"
 #include "devices.h"
 #include "link.h"
 #include "linkack.h"
-#include "log.h"
-#include "loop.h"
+#include "runtime/clock.h"
+#include "runtime/log.h"
+#include "runtime/loop.h"
 
 #define WC_BATCH 32
 

@@ -10,17 +10,17 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "inbox.h"
 #include "inbox_ops.h"
-#include "mount.h"
+#include "tree.h"
 #include "xattrops.h"
+#include "inbox/inbox.h"
 
 #define INBOX_XATTR_PREFIX "user.rpma."
 #define POLLS_MAX 256
 
 /* an open /inbox (or a snapshot of /inbox.status) */
 struct inbox_handle {
-	struct mount *m;
+	struct tree *m;
 	struct inbox_reader rd;
 	struct inbox_waiter w;
 	pthread_mutex_t lock;
@@ -38,17 +38,17 @@ static struct {
 	unsigned n;
 } polls = {PTHREAD_MUTEX_INITIALIZER, {NULL}, 0};
 
-static fuse_ino_t ino_inbox(struct mount *m)
+static fuse_ino_t ino_inbox(struct tree *m)
 {
 	return spool_ino(m->nspools);
 }
 
-static fuse_ino_t ino_status(struct mount *m)
+static fuse_ino_t ino_status(struct tree *m)
 {
 	return status_ino(m->nspools);
 }
 
-bool inbox_ops_ino(struct mount *m, fuse_ino_t ino)
+bool inbox_ops_ino(struct tree *m, fuse_ino_t ino)
 {
 	return m->inbox && (ino == ino_inbox(m) || ino == ino_status(m));
 }
@@ -65,14 +65,14 @@ static void notify_polls(void *arg)
 	pthread_mutex_unlock(&polls.lock);
 }
 
-void inbox_ops_init(struct mount *m, struct fuse_session *se)
+void inbox_ops_init(struct tree *m, struct fuse_session *se)
 {
 	(void)se;
 	if (m->inbox)
 		inbox_set_arrival(m->inbox, notify_polls, NULL);
 }
 
-static char *render(struct mount *m, size_t *len)
+static char *render(struct tree *m, size_t *len)
 {
 	struct inbox_stats st;
 	char *text = NULL;
@@ -99,7 +99,7 @@ static char *render(struct mount *m, size_t *len)
 	return text;
 }
 
-static void fill_attr(struct mount *m, fuse_ino_t ino, struct stat *st)
+static void fill_attr(struct tree *m, fuse_ino_t ino, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_ino = ino;
@@ -118,7 +118,7 @@ static void fill_attr(struct mount *m, fuse_ino_t ino, struct stat *st)
 	}
 }
 
-bool inbox_ops_lookup(fuse_req_t req, struct mount *m, const char *name)
+bool inbox_ops_lookup(fuse_req_t req, struct tree *m, const char *name)
 {
 	struct fuse_entry_param e;
 
@@ -137,18 +137,18 @@ bool inbox_ops_lookup(fuse_req_t req, struct mount *m, const char *name)
 	return true;
 }
 
-unsigned inbox_ops_dirents(struct mount *m)
+unsigned inbox_ops_dirents(struct tree *m)
 {
 	return m->inbox ? 2 : 0;
 }
 
-const char *inbox_ops_dirent(struct mount *m, unsigned i, fuse_ino_t *ino)
+const char *inbox_ops_dirent(struct tree *m, unsigned i, fuse_ino_t *ino)
 {
 	*ino = i == 0 ? ino_inbox(m) : ino_status(m);
 	return i == 0 ? "inbox" : "inbox.status";
 }
 
-void inbox_ops_getattr(fuse_req_t req, struct mount *m, fuse_ino_t ino)
+void inbox_ops_getattr(fuse_req_t req, struct tree *m, fuse_ino_t ino)
 {
 	struct stat st;
 
@@ -214,7 +214,7 @@ static void on_interrupt(fuse_req_t req, void *data)
 		fuse_reply_err(req, EINTR);
 }
 
-void inbox_ops_open(fuse_req_t req, struct mount *m, fuse_ino_t ino, struct fuse_file_info *fi)
+void inbox_ops_open(fuse_req_t req, struct tree *m, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct inbox_handle *h;
 
@@ -247,7 +247,7 @@ void inbox_ops_open(fuse_req_t req, struct mount *m, fuse_ino_t ino, struct fuse
 	}
 }
 
-void inbox_ops_read(fuse_req_t req, struct mount *m, fuse_ino_t ino, size_t size, off_t off,
+void inbox_ops_read(fuse_req_t req, struct tree *m, fuse_ino_t ino, size_t size, off_t off,
 	struct fuse_file_info *fi)
 {
 	struct inbox_handle *h = handle_of(fi);
@@ -310,7 +310,7 @@ void inbox_ops_read(fuse_req_t req, struct mount *m, fuse_ino_t ino, size_t size
 	free(buf);
 }
 
-void inbox_ops_release(fuse_req_t req, struct mount *m, fuse_ino_t ino, struct fuse_file_info *fi)
+void inbox_ops_release(fuse_req_t req, struct tree *m, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct inbox_handle *h = handle_of(fi);
 
@@ -322,7 +322,7 @@ void inbox_ops_release(fuse_req_t req, struct mount *m, fuse_ino_t ino, struct f
 	fuse_reply_err(req, 0);
 }
 
-void inbox_ops_poll(fuse_req_t req, struct mount *m, fuse_ino_t ino, struct fuse_file_info *fi,
+void inbox_ops_poll(fuse_req_t req, struct tree *m, fuse_ino_t ino, struct fuse_file_info *fi,
 	struct fuse_pollhandle *ph)
 {
 	struct inbox_handle *h = handle_of(fi);
@@ -345,7 +345,7 @@ void inbox_ops_poll(fuse_req_t req, struct mount *m, fuse_ino_t ino, struct fuse
 	fuse_reply_poll(req, revents);
 }
 
-static int xattr_value(struct mount *m, const char *key, char *out, size_t len)
+static int xattr_value(struct tree *m, const char *key, char *out, size_t len)
 {
 	size_t tlen = 0, klen = strlen(key);
 	char *text = render(m, &tlen);
@@ -373,7 +373,7 @@ static const char xattr_names[] = INBOX_XATTR_PREFIX
 	"withdrawn\0" INBOX_XATTR_PREFIX "last_sender";
 
 void inbox_ops_getxattr(
-	fuse_req_t req, struct mount *m, fuse_ino_t ino, const char *name, size_t size)
+	fuse_req_t req, struct tree *m, fuse_ino_t ino, const char *name, size_t size)
 {
 	char val[512];
 	int n;
@@ -387,7 +387,7 @@ void inbox_ops_getxattr(
 	xattrops_reply(req, val, n, size);
 }
 
-void inbox_ops_listxattr(fuse_req_t req, struct mount *m, fuse_ino_t ino, size_t size)
+void inbox_ops_listxattr(fuse_req_t req, struct tree *m, fuse_ino_t ino, size_t size)
 {
 	(void)m;
 	(void)ino;
@@ -399,14 +399,14 @@ void inbox_ops_listxattr(fuse_req_t req, struct mount *m, fuse_ino_t ino, size_t
 /* what is not the inbox's goes to the table wrapped */
 static const struct fuse_lowlevel_ops *base;
 
-static struct mount *mount_of_req(fuse_req_t req)
+static struct tree *tree_of_req(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
 }
 
 static bool is_inbox(fuse_req_t req, fuse_ino_t ino)
 {
-	return inbox_ops_ino(mount_of_req(req), ino);
+	return inbox_ops_ino(tree_of_req(req), ino);
 }
 
 static void i_init(void *userdata, struct fuse_conn_info *conn)
@@ -417,14 +417,14 @@ static void i_init(void *userdata, struct fuse_conn_info *conn)
 
 static void i_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	if (parent != FUSE_ROOT_ID || !inbox_ops_lookup(req, mount_of_req(req), name))
+	if (parent != FUSE_ROOT_ID || !inbox_ops_lookup(req, tree_of_req(req), name))
 		base->lookup(req, parent, name);
 }
 
 static void i_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	if (is_inbox(req, ino))
-		inbox_ops_getattr(req, mount_of_req(req), ino);
+		inbox_ops_getattr(req, tree_of_req(req), ino);
 	else
 		base->getattr(req, ino, fi);
 }
@@ -441,7 +441,7 @@ static void i_setattr(
 static void i_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	if (is_inbox(req, ino))
-		inbox_ops_open(req, mount_of_req(req), ino, fi);
+		inbox_ops_open(req, tree_of_req(req), ino, fi);
 	else
 		base->open(req, ino, fi);
 }
@@ -450,7 +450,7 @@ static void i_read(
 	fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	if (is_inbox(req, ino))
-		inbox_ops_read(req, mount_of_req(req), ino, size, off, fi);
+		inbox_ops_read(req, tree_of_req(req), ino, size, off, fi);
 	else
 		base->read(req, ino, size, off, fi);
 }
@@ -474,7 +474,7 @@ static void i_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_fi
 static void i_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	if (is_inbox(req, ino))
-		inbox_ops_release(req, mount_of_req(req), ino, fi);
+		inbox_ops_release(req, tree_of_req(req), ino, fi);
 	else
 		base->release(req, ino, fi);
 }
@@ -483,7 +483,7 @@ static void i_poll(
 	fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct fuse_pollhandle *ph)
 {
 	if (is_inbox(req, ino))
-		inbox_ops_poll(req, mount_of_req(req), ino, fi, ph);
+		inbox_ops_poll(req, tree_of_req(req), ino, fi, ph);
 	else
 		base->poll(req, ino, fi, ph);
 }
@@ -491,7 +491,7 @@ static void i_poll(
 static void i_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	if (is_inbox(req, ino))
-		inbox_ops_getxattr(req, mount_of_req(req), ino, name, size);
+		inbox_ops_getxattr(req, tree_of_req(req), ino, name, size);
 	else
 		base->getxattr(req, ino, name, size);
 }
@@ -499,7 +499,7 @@ static void i_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t 
 static void i_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	if (is_inbox(req, ino))
-		inbox_ops_listxattr(req, mount_of_req(req), ino, size);
+		inbox_ops_listxattr(req, tree_of_req(req), ino, size);
 	else
 		base->listxattr(req, ino, size);
 }

@@ -12,8 +12,8 @@
 #include <librpma.h>
 
 #include "devices.h"
-#include "memlock.h"
-#include "pool.h"
+#include "runtime/memlock.h"
+#include "runtime/pool.h"
 
 struct devices {
 	pthread_mutex_t lock;

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "frame.h"
-#include "pool.h"
+#include "runtime/pool.h"
 
 struct frame {
 	struct pool *pool;

@@ -4,8 +4,8 @@
 #include <infiniband/verbs.h>
 
 #include "ack.h"
-#include "clock.h"
 #include "confirm.h"
+#include "runtime/clock.h"
 
 /* how close to the receiver's limit a message asks for an acknowledgement at once */
 #define CREDITS_LOW 2

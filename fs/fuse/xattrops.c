@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "mount.h"
 #include "status.h"
+#include "tree.h"
 #include "xattrops.h"
 
 void xattrops_reply(fuse_req_t req, const char *value, ssize_t n, size_t size)
@@ -22,13 +22,13 @@ void xattrops_reply(fuse_req_t req, const char *value, ssize_t n, size_t size)
 
 void xattrops_get(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
-	struct mount *m = fuse_req_userdata(req);
+	struct tree *m = fuse_req_userdata(req);
 	char value[256];
 	struct spool *sp;
 	bool is_status;
 	int n;
 
-	sp = mount_spool_of(m, ino, &is_status);
+	sp = tree_spool_of(m, ino, &is_status);
 	if (!sp) {
 		fuse_reply_err(req, ino == FUSE_ROOT_ID ? ENODATA : ENOENT);
 		return;
@@ -39,12 +39,12 @@ void xattrops_get(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 
 void xattrops_list(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
-	struct mount *m = fuse_req_userdata(req);
+	struct tree *m = fuse_req_userdata(req);
 	bool is_status;
 	size_t len;
 	const char *names;
 
-	if (!mount_spool_of(m, ino, &is_status)) {
+	if (!tree_spool_of(m, ino, &is_status)) {
 		if (size == 0)
 			fuse_reply_xattr(req, 0);
 		else

@@ -19,35 +19,35 @@
 #define FUSE_USE_VERSION 34
 #include <fuse_lowlevel.h>
 
-struct mount;
+struct tree;
 
 /* inbox_ops_table -- ops wrapped for the inbox's two files: the table to mount with */
 const struct fuse_lowlevel_ops *inbox_ops_table(const struct fuse_lowlevel_ops *ops);
 
 /* inbox_ops_ino -- ino is the inbox's or its status file's (the mount has an inbox) */
-bool inbox_ops_ino(struct mount *m, fuse_ino_t ino);
+bool inbox_ops_ino(struct tree *m, fuse_ino_t ino);
 
 /* inbox_ops_init -- FUSE init: poll notification on arrival */
-void inbox_ops_init(struct mount *m, struct fuse_session *se);
+void inbox_ops_init(struct tree *m, struct fuse_session *se);
 
 /* inbox_ops_lookup -- reply for "inbox" / "inbox.status"; false: not one of them */
-bool inbox_ops_lookup(fuse_req_t req, struct mount *m, const char *name);
+bool inbox_ops_lookup(fuse_req_t req, struct tree *m, const char *name);
 
 /* inbox_ops_dirents -- how many entries readdir adds after the spools (0 or 2) */
-unsigned inbox_ops_dirents(struct mount *m);
+unsigned inbox_ops_dirents(struct tree *m);
 
 /* inbox_ops_dirent -- entry i (0 or 1): its name and inode */
-const char *inbox_ops_dirent(struct mount *m, unsigned i, fuse_ino_t *ino);
+const char *inbox_ops_dirent(struct tree *m, unsigned i, fuse_ino_t *ino);
 
-void inbox_ops_getattr(fuse_req_t req, struct mount *m, fuse_ino_t ino);
-void inbox_ops_open(fuse_req_t req, struct mount *m, fuse_ino_t ino, struct fuse_file_info *fi);
-void inbox_ops_read(fuse_req_t req, struct mount *m, fuse_ino_t ino, size_t size, off_t off,
+void inbox_ops_getattr(fuse_req_t req, struct tree *m, fuse_ino_t ino);
+void inbox_ops_open(fuse_req_t req, struct tree *m, fuse_ino_t ino, struct fuse_file_info *fi);
+void inbox_ops_read(fuse_req_t req, struct tree *m, fuse_ino_t ino, size_t size, off_t off,
 	struct fuse_file_info *fi);
-void inbox_ops_release(fuse_req_t req, struct mount *m, fuse_ino_t ino, struct fuse_file_info *fi);
-void inbox_ops_poll(fuse_req_t req, struct mount *m, fuse_ino_t ino, struct fuse_file_info *fi,
+void inbox_ops_release(fuse_req_t req, struct tree *m, fuse_ino_t ino, struct fuse_file_info *fi);
+void inbox_ops_poll(fuse_req_t req, struct tree *m, fuse_ino_t ino, struct fuse_file_info *fi,
 	struct fuse_pollhandle *ph);
 void inbox_ops_getxattr(
-	fuse_req_t req, struct mount *m, fuse_ino_t ino, const char *name, size_t size);
-void inbox_ops_listxattr(fuse_req_t req, struct mount *m, fuse_ino_t ino, size_t size);
+	fuse_req_t req, struct tree *m, fuse_ino_t ino, const char *name, size_t size);
+void inbox_ops_listxattr(fuse_req_t req, struct tree *m, fuse_ino_t ino, size_t size);
 
 #endif /* RPMAFS_INBOX_OPS_H */

@@ -5,8 +5,8 @@
  * snapshot, the pending error. Each takes sp->lock for a moment.
  */
 
-#include "link.h"
 #include "spool.h"
+#include "link/link.h"
 
 int spool_write_check(struct spool *sp, struct handle *fh, size_t size, bool nonblock)
 {

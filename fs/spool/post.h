@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "link.h"
+#include "link/link.h"
 
 struct confirm;
 struct msg;

@@ -13,24 +13,24 @@
 
 #include "draft.h"
 #include "draftops.h"
-#include "log.h"
-#include "mount.h"
-#include "pool.h"
+#include "tree.h"
 #include "xattrops.h"
+#include "runtime/log.h"
+#include "runtime/pool.h"
 
 #define DRAFT_TIMEOUT 0.0 /* drafts change under the kernel: never cached */
 
 /* ops.c's table: what is not a draft goes there */
 static const struct fuse_lowlevel_ops *base;
 
-static struct mount *mount_of(fuse_req_t req)
+static struct tree *tree_of(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
 }
 
 static struct drafts *drafts_of(fuse_req_t req)
 {
-	return mount_of(req)->drafts;
+	return tree_of(req)->drafts;
 }
 
 static bool is_draft(fuse_req_t req, fuse_ino_t ino)
@@ -39,7 +39,7 @@ static bool is_draft(fuse_req_t req, fuse_ino_t ino)
 }
 
 /* the spool called name, or NULL; *is_status: name is its status file */
-static struct spool *spool_named(struct mount *m, const char *name, bool *is_status)
+static struct spool *spool_named(struct tree *m, const char *name, bool *is_status)
 {
 	for (unsigned i = 0; i < m->nspools; i++) {
 		const char *peer = m->spools[i].cfg->name;
@@ -90,7 +90,7 @@ static void reply_entry(fuse_req_t req, const struct draft_attr *a)
 	fuse_reply_entry(req, &e);
 }
 
-static void say_full(struct mount *m, const char *which)
+static void say_full(struct tree *m, const char *which)
 {
 	unsigned count, max;
 	size_t bytes, budget;
@@ -161,7 +161,7 @@ static void d_setattr(
 	ret = drafts_setattr(drafts_of(req), ino, to_set & FUSE_SET_ATTR_MODE, attr->st_mode,
 		to_set & FUSE_SET_ATTR_SIZE, (uint64_t)attr->st_size, mtime, &which);
 	if (ret == -ENOSPC)
-		say_full(mount_of(req), which);
+		say_full(tree_of(req), which);
 	if (ret || drafts_getattr(drafts_of(req), ino, &a)) {
 		fuse_reply_err(req, ret ? -ret : ENOENT);
 		return;
@@ -181,7 +181,7 @@ static void draft_file_info(struct fuse_file_info *fi)
 static void d_create(
 	fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi)
 {
-	struct mount *m = mount_of(req);
+	struct tree *m = tree_of(req);
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	struct fuse_entry_param e = {.attr_timeout = DRAFT_TIMEOUT, .entry_timeout = DRAFT_TIMEOUT};
 	const char *which = "";
@@ -270,7 +270,7 @@ static void d_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size
 		off = (off_t)a.size;
 	ret = drafts_write(drafts_of(req), ino, (uint64_t)off, buf, size, &which);
 	if (ret == -ENOSPC)
-		say_full(mount_of(req), which);
+		say_full(tree_of(req), which);
 	if (ret)
 		fuse_reply_err(req, -ret);
 	else
@@ -330,7 +330,7 @@ static void draft_answered(void *ctx, uint64_t arg, int err)
 }
 
 /* rename(draft, <peer>): the draft's bytes, copied once into a pool slot, as one message */
-static void send_draft(fuse_req_t req, struct mount *m, struct spool *sp, const char *name)
+static void send_draft(fuse_req_t req, struct tree *m, struct spool *sp, const char *name)
 {
 	struct spool_stats ss;
 	struct sent_draft *sd;
@@ -380,7 +380,7 @@ static void send_draft(fuse_req_t req, struct mount *m, struct spool *sp, const 
 static void d_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 	const char *newname, unsigned int flags)
 {
-	struct mount *m = mount_of(req);
+	struct tree *m = tree_of(req);
 	struct draft_attr a, other;
 	struct spool *sp;
 	bool is_status;
@@ -419,7 +419,7 @@ static void d_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_i
 }
 
 size_t draftops_readdir(
-	fuse_req_t req, struct mount *m, char *buf, size_t size, unsigned i, off_t base_off)
+	fuse_req_t req, struct tree *m, char *buf, size_t size, unsigned i, off_t base_off)
 {
 	char name[NAME_MAX + 1];
 	size_t used = 0;
@@ -452,7 +452,7 @@ static void d_access(fuse_req_t req, fuse_ino_t ino, int mask)
 }
 
 /* the mount-wide figures, as xattrs of the root */
-static int root_xattr(struct mount *m, const char *name, char *value, size_t len)
+static int root_xattr(struct tree *m, const char *name, char *value, size_t len)
 {
 	unsigned count, max;
 	size_t bytes, budget;
@@ -478,7 +478,7 @@ static void d_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t 
 		base->getxattr(req, ino, name, size);
 		return;
 	}
-	n = root_xattr(mount_of(req), name, value, sizeof(value));
+	n = root_xattr(tree_of(req), name, value, sizeof(value));
 	xattrops_reply(req, value, n, size);
 }
 

@@ -11,9 +11,9 @@
 #include <stdio.h>
 
 #include "confirm.h"
-#include "link.h"
 #include "spool.h"
 #include "spool_locked.h"
+#include "link/link.h"
 
 static void soonest(uint64_t *next, uint64_t t)
 {

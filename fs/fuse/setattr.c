@@ -6,9 +6,9 @@
 #define FUSE_USE_VERSION 34
 #include <fuse_lowlevel.h>
 
-#include "framed.h"
 #include "setattr.h"
-#include "spool.h"
+#include "spool/framed.h"
+#include "spool/spool.h"
 
 int setattr_spool(const struct setattr_what *w, bool *empty_intent)
 {

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 
 #include "frame.h"
-#include "log.h"
 #include "openfiles.h"
 #include "spool.h"
+#include "runtime/log.h"
 
 void openfiles_add(struct spool *sp, struct handle *fh)
 {

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "config.h"
-#include "spool.h"
 #include "status.h"
+#include "spool/spool.h"
 
 #define VALUE_MAX 300
 

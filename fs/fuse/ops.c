@@ -21,29 +21,29 @@
 #include <unistd.h>
 
 #include "draftops.h"
-#include "framed.h"
 #include "inbox_ops.h"
-#include "log.h"
-#include "mount.h"
-#include "openfiles.h"
 #include "ops.h"
-#include "pool.h"
 #include "setattr.h"
-#include "spool.h"
 #include "status.h"
-#include "workers.h"
+#include "tree.h"
 #include "xattrops.h"
+#include "runtime/log.h"
+#include "runtime/pool.h"
+#include "runtime/workers.h"
+#include "spool/framed.h"
+#include "spool/openfiles.h"
+#include "spool/spool.h"
 
 /* names never change, and spool attributes are invalidated on change */
 #define ENTRY_TIMEOUT 86400.0
 #define SPOOL_ATTR_TIMEOUT 86400.0
 
-static struct mount *mount_of(fuse_req_t req)
+static struct tree *tree_of(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
 }
 
-static void fill_attr(struct mount *m, fuse_ino_t ino, struct stat *st)
+static void fill_attr(struct tree *m, fuse_ino_t ino, struct stat *st)
 {
 	struct spool_stats ss;
 	struct spool *sp;
@@ -61,7 +61,7 @@ static void fill_attr(struct mount *m, fuse_ino_t ino, struct stat *st)
 		st->st_mtim = st->st_ctim = st->st_atim = m->mounted_at;
 		return;
 	}
-	sp = mount_spool_of(m, ino, &is_status);
+	sp = tree_spool_of(m, ino, &is_status);
 	if (is_status) {
 		size_t len = 0;
 		char *text = status_render(sp, &len, &st->st_mtim);
@@ -93,12 +93,12 @@ static void fill_attr(struct mount *m, fuse_ino_t ino, struct stat *st)
 	st->st_atim = m->mounted_at;
 }
 
-static double attr_timeout(struct mount *m, fuse_ino_t ino)
+static double attr_timeout(struct tree *m, fuse_ino_t ino)
 {
 	bool is_status = false;
 
 	if (ino != FUSE_ROOT_ID)
-		mount_spool_of(m, ino, &is_status);
+		tree_spool_of(m, ino, &is_status);
 	return is_status ? 0.0 : SPOOL_ATTR_TIMEOUT;
 }
 
@@ -130,7 +130,7 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	struct mount *m = mount_of(req);
+	struct tree *m = tree_of(req);
 	struct fuse_entry_param e;
 
 	if (parent != FUSE_ROOT_ID) {
@@ -159,16 +159,16 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	fuse_reply_err(req, ENOENT);
 }
 
-static bool valid_ino(struct mount *m, fuse_ino_t ino)
+static bool valid_ino(struct tree *m, fuse_ino_t ino)
 {
 	bool is_status;
 
-	return ino == FUSE_ROOT_ID || mount_spool_of(m, ino, &is_status);
+	return ino == FUSE_ROOT_ID || tree_spool_of(m, ino, &is_status);
 }
 
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct mount *m = mount_of(req);
+	struct tree *m = tree_of(req);
 	struct stat st;
 
 	(void)fi;
@@ -206,7 +206,7 @@ static void handle_note(struct fuse_file_info *fi, bool empty_intent, bool faile
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 	struct fuse_file_info *fi)
 {
-	struct mount *m = mount_of(req);
+	struct tree *m = tree_of(req);
 	struct stat st;
 	bool is_status = false, empty_intent = false;
 	int err;
@@ -216,7 +216,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		return;
 	}
 	if (ino != FUSE_ROOT_ID)
-		mount_spool_of(m, ino, &is_status);
+		tree_spool_of(m, ino, &is_status);
 	if (ino == FUSE_ROOT_ID || is_status) {
 		/* only times: touch works, and they are ignored */
 		err = to_set & FUSE_SET_ATTR_SIZE ? (is_status ? EPERM : EISDIR) :
@@ -228,7 +228,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 			.caller = fuse_req_ctx(req)->uid, .owner = m->uid, .group = m->gid,
 			.fh = fi ? handle_of(fi) : NULL};
 
-		spool_stats_get(mount_spool_of(m, ino, &is_status), &ss);
+		spool_stats_get(tree_spool_of(m, ino, &is_status), &ss);
 		w.length = (off_t)ss.bytes_confirmed;
 		err = setattr_spool(&w, &empty_intent);
 	}
@@ -247,7 +247,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct fuse_file_info *fi)
 {
-	struct mount *m = mount_of(req);
+	struct tree *m = tree_of(req);
 	char *buf;
 	size_t used = 0;
 	off_t n = 0, spools_end = 2 + 2 * (off_t)m->nspools;
@@ -304,13 +304,13 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct mount *m = mount_of(req);
+	struct tree *m = tree_of(req);
 	int acc = fi->flags & O_ACCMODE;
 	struct handle *fh;
 	struct spool *sp;
 	bool is_status;
 
-	sp = mount_spool_of(m, ino, &is_status);
+	sp = tree_spool_of(m, ino, &is_status);
 	if (!sp) {
 		fuse_reply_err(req, ino == FUSE_ROOT_ID ? EISDIR : ENOENT);
 		return;
@@ -401,7 +401,7 @@ static void refuse_write(struct spool *sp, fuse_req_t req, int err)
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 	struct fuse_file_info *fi)
 {
-	struct mount *m = mount_of(req);
+	struct tree *m = tree_of(req);
 	struct handle *fh = handle_of(fi);
 	struct spool *sp = fh->sp;
 	bool nonblock = (fi->flags & O_NONBLOCK) != 0;
@@ -471,7 +471,7 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	 */
 	if (fh->frame) {
 		if (spool_wrote(fh->sp, fh, fi->lock_owner))
-			framed_flush(req, fh, mount_of(req)->pool);
+			framed_flush(req, fh, tree_of(req)->pool);
 		else
 			fuse_reply_err(req, 0);
 		return;
@@ -535,14 +535,14 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
 {
-	struct mount *m = mount_of(req);
+	struct tree *m = tree_of(req);
 	bool is_status;
 
 	if (ino == FUSE_ROOT_ID) {
 		fuse_reply_err(req, 0);
 		return;
 	}
-	if (!mount_spool_of(m, ino, &is_status)) {
+	if (!tree_spool_of(m, ino, &is_status)) {
 		fuse_reply_err(req, ENOENT);
 		return;
 	}

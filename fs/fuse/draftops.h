@@ -16,7 +16,7 @@
 #define FUSE_USE_VERSION 34
 #include <fuse_lowlevel.h>
 
-struct mount;
+struct tree;
 
 /* draftops_table -- ops wrapped for drafts: the table to mount with */
 const struct fuse_lowlevel_ops *draftops_table(const struct fuse_lowlevel_ops *ops);
@@ -27,6 +27,6 @@ const struct fuse_lowlevel_ops *draftops_table(const struct fuse_lowlevel_ops *o
  * entry's offset is base_off + its index + 1.
  */
 size_t draftops_readdir(
-	fuse_req_t req, struct mount *m, char *buf, size_t size, unsigned i, off_t base_off);
+	fuse_req_t req, struct tree *m, char *buf, size_t size, unsigned i, off_t base_off);
 
 #endif /* RPMAFS_DRAFTOPS_H */

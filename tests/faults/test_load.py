@@ -12,7 +12,7 @@ bytes a message would be 6 MiB at the default size, 64 MiB at the full
 one); over the second half of the run it may not grow by more than
 256 KiB (a leak of 8 bytes a message would show); growth that the
 kernel's transparent huge pages explain (AnonHugePages) is not counted.
-N is 4,000 by default (CI); FAULTS_FULL=1 runs the 20,000 of issue 7 (see
+N is 4,000 by default (CI); FAULTS_FULL=1 runs 20,000 (see
 tests/RELIABILITY.md for how long each takes in the lab).
 """
 import sys

@@ -19,7 +19,7 @@ CASES = [
     ("missing address", "[alpha]\nport = 7204\n", ["[alpha]", "address"]),
     ("bad mode", "[alpha]\naddress = 10.0.0.1\nmode = later\n", ["[alpha] mode", "later"]),
     ("no peers", "[rpmafs]\nslots = 4\n", ["no peers"]),
-    # issue 7: every other class of error the loader knows
+    # every other class of error the loader knows
     ("port 0", "[alpha]\naddress = 10.0.0.1\nport = 0\n", ["[alpha] port", "out of range"]),
     ("port too big", "[alpha]\naddress = 10.0.0.1\nport = 70000\n", ["[alpha] port", "1 to 65535"]),
     ("port not a number", "[alpha]\naddress = 10.0.0.1\nport = 12ab\n", ["[alpha] port", "12ab"]),

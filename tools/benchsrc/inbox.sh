@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# inbox.sh -- the inbox's figures (issue 16), inside the lab, in one run
+# inbox.sh -- the inbox's figures (docs/design.md §13), inside the lab, in one run
 #
 #	inbox.sh quick|full FIGURES LOGDIR
 #

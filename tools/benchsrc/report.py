@@ -262,7 +262,7 @@ def checks(fig):
         definition="sum of the msg/s of 4 bench-writers (64 B, async, then fsync) started "
                    "together on r0..r3 (4 rpma-recv) / one writer's rate on r0, same run"))
 
-    # the inbox (issue 16, tools/benchsrc/inbox.sh): reported, no target
+    # the inbox (tools/benchsrc/inbox.sh): reported, no target
     out.append(dict(
         key="inbox_rate_over_recv",
         what="receive rate, 64 B: a mount's inbox (read by head -c) against rpma-recv to /dev/null",

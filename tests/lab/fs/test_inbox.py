@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""The inbox (docs/design.md §13, issue 16): a mount with [rpmafs] listen
+"""The inbox (docs/design.md §13): a mount with [rpmafs] listen
 receives. Reading /inbox gives one record per read, blocks (EAGAIN with
 O_NONBLOCK) with nothing waiting, and poll() wakes on arrival; plain
 Debian-librpma senders get no acknowledgement traffic, rpmafs senders are

@@ -223,7 +223,7 @@ bool fake_srq_deliver(struct ibv_qp *qp, uint32_t byte_len, bool with_imm, uint3
  * CM events: push an event of type for id on the channel whose fd is evch_fd (private data
  * copied); push a connection request to the listening endpoint whose fd is ep_fd, for a new CM
  * ID that is returned. A request pushed by fake_cm_push_connect_request() has no peer address
- * (rdma_get_peer_addr() gives AF_UNSPEC); _from() gives it a copy of peer (AF_INET, AF_INET6,
+ * (rdma_get_peer_addr() gives no address family); _from() gives it a copy of peer (AF_INET, AF_INET6,
  * or for any other family sizeof(struct sockaddr) bytes).
  */
 void fake_cm_push_event(int evch_fd, struct rdma_cm_id *id, enum rdma_cm_event_type type,

@@ -130,7 +130,6 @@ static void ack(struct inbox_conn *c)
 {
 	const char *why;
 	int ret;
-
 	uint64_t before = c->ack.acks;
 
 	if (c->dead || !c->ack.on)
@@ -202,7 +201,10 @@ static void conn_free(struct inbox_conn *c)
 	ib->nconns--;
 	pthread_mutex_unlock(&ib->lock);
 	c->free_task = (struct loop_task){NULL, free, c};
-	loop_after_batch(ib->loop, &c->free_task);
+	if (ib->closing) /* inbox_delete: the loop is stopped and runs no task again */
+		free(c);
+	else
+		loop_after_batch(ib->loop, &c->free_task);
 }
 
 static struct inbox_conn *conn_by_qp(struct inbox *ib, uint32_t qp_num)

@@ -5,7 +5,9 @@
  * fake_rdma.c defines, under their real names, every ibv_* and rdma_* function the library
  * calls, and a fake device context whose ops table serves the static inline verbs
  * (ibv_post_send, ibv_post_recv, ibv_poll_cq, ibv_req_notify_cq dispatch through
- * ctx->ops). Test executables link the library and this fake, never the real libraries.
+ * ctx->ops), and ibv_wc_status_str() with libibverbs' words, for code above the library that
+ * logs a completion's status. Test executables link the library and this fake, never the real
+ * libraries.
  *
  * The fake behaves like a small provider, not like a list of canned answers:
  * - objects are really allocated and tracked, so a test can count what is still alive after

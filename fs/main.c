@@ -6,8 +6,10 @@
  *	rpmafs CONFIG MOUNTPOINT [-o OPTIONS]	(the form mount.fuse3 uses)
  *
  * Start-up: load and check the config (exit 2 on any error, nothing
- * mounted), then mount.c: map the request pool, mount, start the loop
- * thread and the FUSE workers. Shut-down (fusermount3 -u, SIGTERM, SIGINT):
+ * mounted), then mount.c: check the limits and map the request pool; fork
+ * (unless -f: runtime/daemon.h), make the RDMA resources, mount, release
+ * the caller (exit 1 when any of it failed, said on stderr); start the
+ * loop thread and the FUSE workers. Shut-down (fusermount3 -u, SIGTERM, SIGINT):
  * stop the workers, let what is in flight complete, disconnect, exit.
  */
 
@@ -27,6 +29,7 @@
 #include "fuse/draftops.h"
 #include "fuse/inbox_ops.h"
 #include "fuse/ops.h"
+#include "runtime/daemon.h"
 #include "runtime/log.h"
 
 #define DEFAULT_CONFIG "/etc/rpmafs.ini"
@@ -37,7 +40,6 @@ struct options {
 	char *positional[2];
 	int npositional;
 	int foreground;
-	int debug;
 	int help;
 	int version;
 	int allow_other;
@@ -87,7 +89,6 @@ static int option_key(void *data, const char *arg, int key, struct fuse_args *ou
 		o->foreground = 1;
 		return 0;
 	case KEY_DEBUG:
-		o->debug = 1;
 		o->foreground = 1;
 		return 1; /* libfuse prints its debug output too */
 	case KEY_ALLOW_OTHER:
@@ -141,12 +142,23 @@ static void wait_for_end(int sfd, int done_fd, struct mount *m)
 static int run(struct mount *m, struct fuse_args *args, const struct options *o)
 {
 	sigset_t stop_signals;
-	int sfd = -1, done_fd = -1, ret = 1;
+	int sfd = -1, done_fd = -1, ready_fd, ret = 1;
 
+	/*
+	 * Fork first, then make every RDMA resource (the kernel refuses the
+	 * daemon descriptors opened before it forked) and mount; until
+	 * daemon_ready() errors still go to the caller's stderr and the
+	 * caller's exit status is ours.
+	 */
+	if (daemon_fork(o->foreground, &ready_fd)) {
+		fprintf(stderr, "rpmafs: cannot become a daemon: %s\n", strerror(errno));
+		return 1;
+	}
+	if (mount_rdma(m))
+		return 1;
 	if (mount_fuse(m, args, draftops_table(inbox_ops_table(&rpmafs_ops))))
 		return 1;
-	if (fuse_daemonize(o->foreground) != 0)
-		goto out;
+	daemon_ready(&ready_fd);
 	log_setup(m->cfg->log_level, !o->foreground);
 
 	/* SIGINT, SIGTERM, SIGHUP go to the signalfd, never to a thread */

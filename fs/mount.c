@@ -104,12 +104,6 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 		goto nomem;
 	m->env = (struct spool_env){.pool = m->tree.pool, .loop = m->loop, .devices = m->devices,
 		.nworkers = m->nworkers};
-	if (m->cfg->inbox.enabled &&
-		inbox_new(&m->cfg->inbox, m->loop, NULL, NULL, &m->tree.inbox, why, sizeof(why))) {
-		fprintf(stderr, "rpmafs: %s: %s\n", m->cfg->path, why);
-		inbox_delete(&m->tree.inbox);
-		return 1;
-	}
 	m->tree.spools = calloc(npeers ? npeers : 1, sizeof(*m->tree.spools));
 	if (!m->tree.spools)
 		goto nomem;
@@ -125,6 +119,19 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 nomem:
 	fprintf(stderr, "rpmafs: out of memory\n");
 	return 1;
+}
+
+int mount_rdma(struct mount *m)
+{
+	char why[1024];
+
+	if (m->cfg->inbox.enabled &&
+		inbox_new(&m->cfg->inbox, m->loop, NULL, NULL, &m->tree.inbox, why, sizeof(why))) {
+		fprintf(stderr, "rpmafs: %s: %s\n", m->cfg->path, why);
+		inbox_delete(&m->tree.inbox);
+		return 1;
+	}
+	return 0;
 }
 
 int mount_fuse(struct mount *m, struct fuse_args *args, const struct fuse_lowlevel_ops *ops)

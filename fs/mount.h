@@ -2,8 +2,14 @@
 /*
  * mount.h -- one mounted spool directory: set-up and teardown
  *
- * mount_setup() turns the config into the pool, the devices, the loop and
- * one spool per peer; mount_fuse() makes the FUSE session and mounts it;
+ * mount_setup() checks the config against the limits and turns it into the
+ * pool, the devices (none open yet), the loop and one spool per peer,
+ * making no RDMA resource: the kernel refuses RDMA descriptors to the
+ * daemon when they were opened before it forked (runtime/daemon.h).
+ * mount_rdma(), after the fork, makes the RDMA resources needed before
+ * serving (the inbox's listener); the spools open devices, register the
+ * pool and connect on the loop thread. mount_fuse() makes the FUSE session
+ * and mounts it;
  * mount_start() starts the loop thread and the workers; mount_stop() stops
  * the workers, unmounts, drains what is in flight and stops the loop;
  * mount_close() and mount_teardown() free the rest. Each may be called
@@ -37,8 +43,17 @@ struct mount {
 	struct workers *workers;
 };
 
-/* mount_setup -- m->cfg loaded: pool, devices, loop, spools; 0, or 1 (said on stderr) */
+/*
+ * mount_setup -- m->cfg loaded: the limits checked, pool, devices, loop,
+ * spools, no RDMA resource; 0, or 1 (said on stderr)
+ */
 int mount_setup(struct mount *m, unsigned nworkers, bool allow_other);
+
+/*
+ * mount_rdma -- in the process that will serve (after daemon_fork()): the
+ * inbox, listening, when [rpmafs] listen is set; 0, or 1 (said on stderr)
+ */
+int mount_rdma(struct mount *m);
 
 /* mount_fuse -- the FUSE session over ops, mounted on m->mountpoint; 0 or -1 */
 int mount_fuse(struct mount *m, struct fuse_args *args, const struct fuse_lowlevel_ops *ops);

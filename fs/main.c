@@ -24,8 +24,6 @@
 #include <unistd.h>
 
 #include "mount.h"
-#include "fuse/draftops.h"
-#include "fuse/inbox_ops.h"
 #include "fuse/ops.h"
 #include "runtime/log.h"
 
@@ -143,7 +141,7 @@ static int run(struct mount *m, struct fuse_args *args, const struct options *o)
 	sigset_t stop_signals;
 	int sfd = -1, done_fd = -1, ret = 1;
 
-	if (mount_fuse(m, args, draftops_table(inbox_ops_table(&rpmafs_ops))))
+	if (mount_fuse(m, args, &rpmafs_ops))
 		return 1;
 	if (fuse_daemonize(o->foreground) != 0)
 		goto out;

@@ -26,8 +26,6 @@
 #include <unistd.h>
 
 #include "mount.h"
-#include "fuse/draftops.h"
-#include "fuse/inbox_ops.h"
 #include "fuse/ops.h"
 #include "runtime/daemon.h"
 #include "runtime/log.h"
@@ -156,7 +154,7 @@ static int run(struct mount *m, struct fuse_args *args, const struct options *o)
 	}
 	if (mount_rdma(m))
 		return 1;
-	if (mount_fuse(m, args, draftops_table(inbox_ops_table(&rpmafs_ops))))
+	if (mount_fuse(m, args, &rpmafs_ops))
 		return 1;
 	daemon_ready(&ready_fd);
 	log_setup(m->cfg->log_level, !o->foreground);

@@ -8,7 +8,7 @@
  * status file is a draft: it is kept in memory (plain memory, not the
  * registered pool), can be written, read, stat'ed, listed, renamed onto
  * another draft and unlinked, and rename(draft, <peer>) sends its bytes as
- * one message of that peer (draftops.c, docs/design.md §4.8). Drafts vanish
+ * one message of that peer (draftfile.c, docs/design.md §4.8). Drafts vanish
  * at unmount.
  *
  * Bounded: at most max drafts at once, each at most DRAFT_MAX_BYTES (the

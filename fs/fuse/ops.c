@@ -1,128 +1,43 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * ops.c -- the FUSE low-level operations: what a spool directory looks like
+ * ops.c -- the FUSE low-level operations: each request to the file of its
+ * inode's kind, found once (tree_kind, tree_lookup)
  *
- *	/		0700 directory (0755 with allow_other)
- *	/<peer>		0200 spool file: each write(2) is one message, or with
- *			framing = file each close(2) of what was written (framed.c)
- *	/<peer>.status	0400 key: value text of the peer's figures
+ *	/		root.c
+ *	/<peer>		spoolfile.c
+ *	/<peer>.status	statusfile.c (xattrs of both: xattrops.c)
+ *	/inbox, /inbox.status	inboxfile.c
+ *	drafts		draftfile.c
  *
- * Nothing can be created, renamed or removed (EPERM); a spool file cannot be
- * opened for reading (EACCES). See docs/design.md §4 and rpmafs(8).
+ * What no kind has is answered here: ENOENT for an inode that is none of
+ * them (ENOTDIR for a name looked up under one), EPERM for what would
+ * change the namespace (it is the config's) but for drafts. Requests on an
+ * open file go by the inode too: only a file of that kind was opened there.
+ * See docs/design.md §4 and rpmafs(8).
  */
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "draftops.h"
-#include "inbox_ops.h"
+#include "draftfile.h"
+#include "inboxfile.h"
 #include "ops.h"
-#include "setattr.h"
-#include "status.h"
+#include "root.h"
+#include "spoolfile.h"
+#include "statusfile.h"
 #include "tree.h"
 #include "xattrops.h"
-#include "runtime/log.h"
-#include "runtime/pool.h"
-#include "runtime/workers.h"
-#include "spool/framed.h"
-#include "spool/openfiles.h"
-#include "spool/spool.h"
-
-/* names never change, and spool attributes are invalidated on change */
-#define ENTRY_TIMEOUT 86400.0
-#define SPOOL_ATTR_TIMEOUT 86400.0
-
-static struct tree *tree_of(fuse_req_t req)
-{
-	return fuse_req_userdata(req);
-}
-
-static void fill_attr(struct tree *m, fuse_ino_t ino, struct stat *st)
-{
-	struct spool_stats ss;
-	struct spool *sp;
-	bool is_status;
-
-	memset(st, 0, sizeof(*st));
-	st->st_ino = ino;
-	st->st_uid = m->uid;
-	st->st_gid = m->gid;
-	st->st_nlink = 1;
-	st->st_blksize = 4096;
-	if (ino == FUSE_ROOT_ID) {
-		st->st_mode = S_IFDIR | (m->allow_other ? 0755 : 0700);
-		st->st_nlink = 2;
-		st->st_mtim = st->st_ctim = st->st_atim = m->mounted_at;
-		return;
-	}
-	sp = tree_spool_of(m, ino, &is_status);
-	if (is_status) {
-		size_t len = 0;
-		char *text = status_render(sp, &len, &st->st_mtim);
-
-		free(text);
-		st->st_mode = S_IFREG | (m->allow_other ? 0444 : 0400);
-		st->st_size = (off_t)len;
-		/*
-		 * The time the text last changed, not now: `tar` compares
-		 * stat before and after reading, and a quiet spool's status
-		 * file must not look "changed as we read it".
-		 */
-		st->st_ctim = st->st_atim = st->st_mtim;
-		return;
-	}
-	/*
-	 * Mark the attributes as cached before reading the figures: a
-	 * completion that lands in between then invalidates them (spool.c).
-	 */
-	atomic_store(&sp->attr_cached, true);
-	spool_stats_get(sp, &ss);
-	st->st_mode = S_IFREG | (m->allow_other ? 0222 : 0200);
-	st->st_size = (off_t)ss.bytes_confirmed;
-	/* stdio buffers st_blksize bytes: whole messages where it can */
-	st->st_blksize = ss.max_message;
-	/* before the first message and completion: the time of the mount */
-	st->st_mtim = ss.mtime.tv_sec ? ss.mtime : m->mounted_at;
-	st->st_ctim = ss.ctime.tv_sec ? ss.ctime : m->mounted_at;
-	st->st_atim = m->mounted_at;
-}
-
-static double attr_timeout(struct tree *m, fuse_ino_t ino)
-{
-	bool is_status = false;
-
-	if (ino != FUSE_ROOT_ID)
-		tree_spool_of(m, ino, &is_status);
-	return is_status ? 0.0 : SPOOL_ATTR_TIMEOUT;
-}
-
-static void op_poll(
-	fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct fuse_pollhandle *ph)
-{
-	(void)ino;
-	(void)fi;
-	/* spool and status files: always ready, as for a regular file */
-	if (ph)
-		fuse_pollhandle_destroy(ph);
-	fuse_reply_poll(req, POLLIN | POLLOUT);
-}
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
+	inboxfile_init(userdata);
 	/* O_TRUNC travels in OPEN instead of costing a SETATTR */
 	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
 		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
 	/* requests must land in our registered buffers, one write whole */
 	conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE |
-		FUSE_CAP_ASYNC_DIO | FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_AUTO_INVAL_DATA |
-		FUSE_CAP_READDIRPLUS | FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
+			FUSE_CAP_ASYNC_DIO | FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_AUTO_INVAL_DATA |
+			FUSE_CAP_READDIRPLUS | FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
 	conn->max_write = FUSE_ATOMIC_WRITE_MAX + 1;
 	conn->max_background = 64;
 	conn->time_gran = 1;
@@ -130,431 +45,352 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	struct tree *m = tree_of(req);
-	struct fuse_entry_param e;
+	struct tree *t = tree_of(req);
+	struct spool *sp;
+	fuse_ino_t ino;
 
 	if (parent != FUSE_ROOT_ID) {
 		fuse_reply_err(req, ENOTDIR);
 		return;
 	}
-	for (unsigned i = 0; i < m->nspools; i++) {
-		const char *peer = m->spools[i].cfg->name;
-		size_t n = strlen(peer);
-
-		if (strncmp(name, peer, n) != 0)
-			continue;
-		memset(&e, 0, sizeof(e));
-		if (name[n] == '\0')
-			e.ino = spool_ino(i);
-		else if (strcmp(name + n, ".status") == 0)
-			e.ino = status_ino(i);
-		else
-			continue;
-		fill_attr(m, e.ino, &e.attr);
-		e.attr_timeout = attr_timeout(m, e.ino);
-		e.entry_timeout = ENTRY_TIMEOUT;
-		fuse_reply_entry(req, &e);
-		return;
+	switch (tree_lookup(t, name, &ino, &sp)) {
+	case NODE_DRAFT:
+		draftfile_lookup(req, t, ino);
+		break;
+	case NODE_INBOX:
+	case NODE_INBOX_STATUS:
+		inboxfile_lookup(req, t, ino);
+		break;
+	case NODE_SPOOL:
+		spoolfile_lookup(req, t, sp, ino);
+		break;
+	case NODE_STATUS:
+		statusfile_lookup(req, t, sp, ino);
+		break;
+	default:
+		fuse_reply_err(req, ENOENT);
+		break;
 	}
-	fuse_reply_err(req, ENOENT);
-}
-
-static bool valid_ino(struct tree *m, fuse_ino_t ino)
-{
-	bool is_status;
-
-	return ino == FUSE_ROOT_ID || tree_spool_of(m, ino, &is_status);
 }
 
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct tree *m = tree_of(req);
-	struct stat st;
+	struct tree *t = tree_of(req);
+	struct spool *sp;
 
 	(void)fi;
-	if (!valid_ino(m, ino)) {
+	switch (tree_kind(t, ino, &sp)) {
+	case NODE_ROOT:
+		root_getattr(req, t);
+		break;
+	case NODE_SPOOL:
+		spoolfile_getattr(req, t, sp, ino);
+		break;
+	case NODE_STATUS:
+		statusfile_getattr(req, t, sp, ino);
+		break;
+	case NODE_INBOX:
+	case NODE_INBOX_STATUS:
+		inboxfile_getattr(req, t, ino);
+		break;
+	case NODE_DRAFT:
+		draftfile_getattr(req, t, ino);
+		break;
+	default:
 		fuse_reply_err(req, ENOENT);
-		return;
+		break;
 	}
-	fill_attr(m, ino, &st);
-	fuse_reply_attr(req, &st, attr_timeout(m, ino));
 }
 
-static struct handle *handle_of(struct fuse_file_info *fi)
+static void op_setattr(
+	fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
 {
-	return (struct handle *)(uintptr_t)fi->fh;
-}
+	struct tree *t = tree_of(req);
+	struct spool *sp;
 
-/*
- * handle_note -- what an operation through an open spool file says about
- * its 0-byte message (docs/design.md §4.1): a truncation to 0 is an intent
- * to send nothing; a failed operation makes the command a failed one, whose
- * close must not send anything. fi is NULL for path-based calls.
- */
-static void handle_note(struct fuse_file_info *fi, bool empty_intent, bool failed)
-{
-	struct handle *fh = fi ? handle_of(fi) : NULL;
-
-	if (!fh || fh->text)
-		return;
-	pthread_mutex_lock(&fh->sp->lock);
-	fh->empty_intent |= empty_intent;
-	fh->op_failed |= failed;
-	pthread_mutex_unlock(&fh->sp->lock);
-}
-
-static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
-	struct fuse_file_info *fi)
-{
-	struct tree *m = tree_of(req);
-	struct stat st;
-	bool is_status = false, empty_intent = false;
-	int err;
-
-	if (!valid_ino(m, ino)) {
+	switch (tree_kind(t, ino, &sp)) {
+	case NODE_ROOT:
+		root_setattr(req, t, to_set);
+		break;
+	case NODE_SPOOL:
+		spoolfile_setattr(req, t, sp, ino, attr, to_set, fi);
+		break;
+	case NODE_STATUS:
+		statusfile_setattr(req, t, sp, ino, to_set);
+		break;
+	case NODE_INBOX:
+	case NODE_INBOX_STATUS:
+		inboxfile_setattr(req);
+		break;
+	case NODE_DRAFT:
+		draftfile_setattr(req, t, ino, attr, to_set);
+		break;
+	default:
 		fuse_reply_err(req, ENOENT);
-		return;
+		break;
 	}
-	if (ino != FUSE_ROOT_ID)
-		tree_spool_of(m, ino, &is_status);
-	if (ino == FUSE_ROOT_ID || is_status) {
-		/* only times: touch works, and they are ignored */
-		err = to_set & FUSE_SET_ATTR_SIZE ? (is_status ? EPERM : EISDIR) :
-			to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID) ?
-			EPERM : 0;
-	} else {
-		struct spool_stats ss;
-		struct setattr_what w = {.to_set = to_set, .attr = attr,
-			.caller = fuse_req_ctx(req)->uid, .owner = m->uid, .group = m->gid,
-			.fh = fi ? handle_of(fi) : NULL};
-
-		spool_stats_get(tree_spool_of(m, ino, &is_status), &ss);
-		w.length = (off_t)ss.bytes_confirmed;
-		err = setattr_spool(&w, &empty_intent);
-	}
-	if (err) {
-		handle_note(fi, false, true);
-		fuse_reply_err(req, err);
-		return;
-	}
-	/* ftruncate(fd, 0) through an open spool file: "send nothing" */
-	if (empty_intent)
-		handle_note(fi, true, false);
-	fill_attr(m, ino, &st);
-	fuse_reply_attr(req, &st, attr_timeout(m, ino));
 }
 
-static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-	struct fuse_file_info *fi)
+static void op_readdir(
+	fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
-	struct tree *m = tree_of(req);
-	char *buf;
-	size_t used = 0;
-	off_t n = 0, spools_end = 2 + 2 * (off_t)m->nspools;
-	off_t total = spools_end + inbox_ops_dirents(m);
+	struct tree *t = tree_of(req);
+	struct spool *sp;
 
 	(void)fi;
-	if (ino != FUSE_ROOT_ID) {
+	if (tree_kind(t, ino, &sp) == NODE_ROOT)
+		root_readdir(req, t, size, off);
+	else
 		fuse_reply_err(req, ENOTDIR);
-		return;
-	}
-	buf = malloc(size);
-	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	for (n = off; n < total; n++) {
-		struct stat st = {0};
-		char name[RPMAFS_PEER_NAME_MAX + 16];
-		size_t len;
-
-		if (n == 0) {
-			st.st_ino = FUSE_ROOT_ID;
-			strcpy(name, ".");
-		} else if (n == 1) {
-			st.st_ino = FUSE_ROOT_ID;
-			strcpy(name, "..");
-		} else if (n >= spools_end) {
-			fuse_ino_t ino_i;
-
-			snprintf(name, sizeof(name), "%s",
-				inbox_ops_dirent(m, (unsigned)(n - spools_end), &ino_i));
-			st.st_ino = ino_i;
-		} else {
-			unsigned i = (unsigned)(n - 2) / 2;
-			bool status = (n - 2) % 2 == 1;
-
-			st.st_ino = status ? status_ino(i) : spool_ino(i);
-			snprintf(name, sizeof(name), "%s%s", m->spools[i].cfg->name,
-				status ? ".status" : "");
-		}
-		st.st_mode = n < 2 ? S_IFDIR : S_IFREG;
-		len = fuse_add_direntry(req, buf + used, size - used, name, &st, n + 1);
-		if (len > size - used)
-			break;
-		used += len;
-	}
-	/* then the drafts (draftops.c), offsets after the spools' */
-	if (n >= total)
-		used += draftops_readdir(req, m, buf + used, size - used, (unsigned)(n - total),
-			total);
-	fuse_reply_buf(req, buf, used);
-	free(buf);
 }
 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct tree *m = tree_of(req);
-	int acc = fi->flags & O_ACCMODE;
-	struct handle *fh;
+	struct tree *t = tree_of(req);
 	struct spool *sp;
-	bool is_status;
 
-	sp = tree_spool_of(m, ino, &is_status);
-	if (!sp) {
-		fuse_reply_err(req, ino == FUSE_ROOT_ID ? EISDIR : ENOENT);
-		return;
+	switch (tree_kind(t, ino, &sp)) {
+	case NODE_ROOT:
+		fuse_reply_err(req, EISDIR);
+		break;
+	case NODE_SPOOL:
+		spoolfile_open(req, t, sp, fi);
+		break;
+	case NODE_STATUS:
+		statusfile_open(req, sp, fi);
+		break;
+	case NODE_INBOX:
+	case NODE_INBOX_STATUS:
+		inboxfile_open(req, t, ino, fi);
+		break;
+	case NODE_DRAFT:
+		draftfile_open(req, t, ino, fi);
+		break;
+	default:
+		fuse_reply_err(req, ENOENT);
+		break;
 	}
-	if (is_status ? acc != O_RDONLY : acc != O_WRONLY) {
-		fuse_reply_err(req, EACCES);
-		return;
-	}
-	fh = calloc(1, sizeof(*fh));
-	if (!fh) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	fh->sp = sp;
-	fh->flags = fi->flags;
-	fh->refs = 1;
-	if (is_status) {
-		/* a snapshot, so that reads at any offset agree with each other */
-		fh->text = status_render(sp, &fh->text_len, NULL);
-		if (!fh->text) {
-			free(fh);
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-	} else {
-		fh->sync = sp->cfg->mode == RPMAFS_MODE_SYNC ||
-			(fi->flags & (O_SYNC | O_DSYNC)) != 0;
-		/* `: > f` opens O_TRUNC (atomic O_TRUNC: the flag reaches us) */
-		fh->empty_intent = (fi->flags & O_TRUNC) != 0;
-		if (sp->cfg->framing == RPMAFS_FRAMING_FILE &&
-			framed_open(fh, m->pool, &m->frames)) {
-			free(fh);
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-	}
-	openfiles_add(sp, fh);
-	fi->fh = (uint64_t)(uintptr_t)fh;
-	/* one write, one message: never through the page cache */
-	fi->direct_io = 1;
-	fi->keep_cache = 0;
-	/* a file message is placed by offset: pwrite, dd seek=, sparse copies */
-	fi->nonseekable = !is_status && !fh->frame;
-	/*
-	 * a sync write-framed handle reports every outcome in write(): close
-	 * has nothing to add; a file-framed one sends at close
-	 */
-	fi->noflush = is_status || (fh->sync && !fh->frame);
-	if (fuse_reply_open(req, fi) == -ENOENT) {
-		/* the opener was interrupted: nobody will release this handle */
-		openfiles_remove(sp, fh);
-		framed_release(fh);
-		free(fh->text);
-		free(fh);
-	}
-}
-
-static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-	struct fuse_file_info *fi)
-{
-	struct handle *fh = handle_of(fi);
-
-	(void)ino;
-	if (!fh->text) {
-		fuse_reply_err(req, EBADF);
-		return;
-	}
-	if (off < 0 || (size_t)off >= fh->text_len) {
-		fuse_reply_buf(req, NULL, 0);
-		return;
-	}
-	if (size > fh->text_len - (size_t)off)
-		size = fh->text_len - (size_t)off;
-	fuse_reply_buf(req, fh->text + off, size);
-}
-
-/* a write that fails before it becomes a message: counted refused (spool_refuse) */
-static void refuse_write(struct spool *sp, fuse_req_t req, int err)
-{
-	spool_refuse(sp);
-	fuse_reply_err(req, err);
 }
 
 /*
- * The data path's entry: the payload sits in the pool buffer the kernel
- * wrote the request into; that buffer becomes the message's.
+ * The requests on an open file below come only for an inode that open
+ * answered with a handle; EBADF for any other (the root is never opened).
  */
+static void op_read(
+	fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct tree *t = tree_of(req);
+	struct spool *sp;
+
+	switch (tree_kind(t, ino, &sp)) {
+	case NODE_SPOOL:
+		spoolfile_read(req);
+		break;
+	case NODE_STATUS:
+		statusfile_read(req, size, off, fi);
+		break;
+	case NODE_INBOX:
+	case NODE_INBOX_STATUS:
+		inboxfile_read(req, t, ino, size, off, fi);
+		break;
+	case NODE_DRAFT:
+		draftfile_read(req, t, ino, size, off);
+		break;
+	default:
+		fuse_reply_err(req, EBADF);
+		break;
+	}
+}
+
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 	struct fuse_file_info *fi)
 {
-	struct tree *m = tree_of(req);
-	struct handle *fh = handle_of(fi);
-	struct spool *sp = fh->sp;
-	bool nonblock = (fi->flags & O_NONBLOCK) != 0;
-	struct msg *msg;
-	unsigned slot;
-	int err;
+	struct tree *t = tree_of(req);
+	struct spool *sp;
 
-	(void)ino;
-	spool_note_writer(sp, fh, fi->lock_owner); /* its close waits (op_flush) */
-	if (fh->frame) {
-		framed_write(req, fh, buf, size, off);
-		return;
+	switch (tree_kind(t, ino, &sp)) {
+	case NODE_SPOOL:
+		spoolfile_write(req, t, buf, size, off, fi);
+		break;
+	case NODE_DRAFT:
+		draftfile_write(req, t, ino, buf, size, off, fi);
+		break;
+	default:
+		/* the other files open read-only: the kernel sends no write */
+		fuse_reply_err(req, EBADF);
+		break;
 	}
-	err = spool_write_check(sp, fh, size, nonblock);
-	if (err) {
-		/* EIO here reports an earlier message; this one is not sent either */
-		refuse_write(sp, req, err);
-		return;
-	}
-
-	msg = calloc(1, sizeof(*msg));
-	if (!msg) {
-		refuse_write(sp, req, ENOMEM);
-		return;
-	}
-	err = workers_take_buffer(buf, nonblock, &slot);
-	if (err == -EINVAL) {
-		/* not in our pool (cannot happen with our reader): copy, and count it */
-		err = pool_get(m->pool, !nonblock, &slot);
-		if (!err) {
-			memcpy(pool_slot_ptr(m->pool, slot), buf, size);
-			buf = pool_slot_ptr(m->pool, slot);
-			spool_count_copy(sp);
-		}
-	}
-	if (err) {
-		free(msg);
-		refuse_write(sp, req, -err); /* ESHUTDOWN: unmounting */
-		return;
-	}
-	msg->kind = MSG_DATA;
-	msg->fh = fh;
-	msg->req = req;
-	msg->write_size = size;
-	msg->sync = fh->sync;
-	msg->slot = slot;
-	msg->offset = (size_t)(buf - (const char *)pool_base(m->pool));
-	msg->len = (uint32_t)size;
-	spool_submit(sp, msg);
 }
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct handle *fh = handle_of(fi);
+	struct tree *t = tree_of(req);
+	struct spool *sp;
 
-	(void)ino;
-	if (fh->text) {
-		fuse_reply_err(req, 0);
-		return;
+	switch (tree_kind(t, ino, &sp)) {
+	case NODE_SPOOL:
+		spoolfile_flush(req, t, fi);
+		break;
+	case NODE_STATUS:
+	case NODE_INBOX:
+	case NODE_INBOX_STATUS:
+	case NODE_DRAFT:
+		fuse_reply_err(req, 0); /* read-only or in memory: nothing to wait for */
+		break;
+	default:
+		fuse_reply_err(req, EBADF);
+		break;
 	}
-	/*
-	 * close = wait: close(2) returns once what went through fh is
-	 * confirmed, as fsync; close = return: an earlier async failure is
-	 * reported, once. Only to a process that wrote through fh: a child
-	 * closing what it inherited (exec, exit) neither waits nor takes it,
-	 * and with file framing sends nothing (the writer's close does).
-	 */
-	if (fh->frame) {
-		if (spool_wrote(fh->sp, fh, fi->lock_owner))
-			framed_flush(req, fh, tree_of(req)->pool);
-		else
-			fuse_reply_err(req, 0);
-		return;
-	}
-	spool_flush(fh->sp, fh, req, fi->lock_owner);
 }
 
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	struct handle *fh = handle_of(fi);
+	struct tree *t = tree_of(req);
+	struct spool *sp;
 
-	(void)ino;
 	(void)datasync;
-	if (fh->text)
-		fuse_reply_err(req, 0);
-	else
-		spool_fsync(fh->sp, fh, req);
+	switch (tree_kind(t, ino, &sp)) {
+	case NODE_SPOOL:
+		spoolfile_fsync(req, fi);
+		break;
+	case NODE_STATUS:
+	case NODE_INBOX:
+	case NODE_INBOX_STATUS:
+	case NODE_DRAFT:
+		fuse_reply_err(req, 0); /* read-only or in memory: nothing to wait for */
+		break;
+	default:
+		fuse_reply_err(req, EBADF);
+		break;
+	}
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct handle *fh = handle_of(fi);
-	struct spool *sp = fh->sp;
-	bool send_empty;
+	struct tree *t = tree_of(req);
+	struct spool *sp;
 
-	(void)ino;
-	openfiles_remove(sp, fh);
-	if (fh->text) {
-		free(fh->text);
-		free(fh);
-		fuse_reply_err(req, 0);
+	switch (tree_kind(t, ino, &sp)) {
+	case NODE_SPOOL:
+		spoolfile_release(req, fi);
+		break;
+	case NODE_STATUS:
+		statusfile_release(req, fi);
+		break;
+	case NODE_INBOX:
+	case NODE_INBOX_STATUS:
+		inboxfile_release(req, t, ino, fi);
+		break;
+	case NODE_DRAFT:
+		fuse_reply_err(req, 0); /* no handle: a draft's open gives none */
+		break;
+	default:
+		fuse_reply_err(req, EBADF);
+		break;
+	}
+}
+
+static void op_poll(
+	fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct fuse_pollhandle *ph)
+{
+	struct tree *t = tree_of(req);
+	struct spool *sp;
+	enum node_kind kind = tree_kind(t, ino, &sp);
+
+	if (kind == NODE_INBOX || kind == NODE_INBOX_STATUS) {
+		inboxfile_poll(req, t, ino, fi, ph);
 		return;
 	}
-	/*
-	 * The kernel never passes a 0-byte write(2) on, so the 0-byte message,
-	 * rpma_send(conn, NULL, 0, 0, ...), is read from what the handle saw
-	 * (docs/design.md §4.1): opened with O_TRUNC or truncated to 0 through
-	 * it (`: > f`, `printf '' > f`, `truncate -s 0 f`), nothing written,
-	 * and no operation on it failed. A look-only open, `>>` with nothing
-	 * written, `touch` and failed commands send nothing.
-	 */
-	pthread_mutex_lock(&sp->lock);
-	send_empty = fh->empty_intent && !fh->written && !fh->op_failed;
-	pthread_mutex_unlock(&sp->lock);
-	if (send_empty) {
-		struct msg *msg = calloc(1, sizeof(*msg));
+	/* every other file: always ready, as a regular file is */
+	if (ph)
+		fuse_pollhandle_destroy(ph);
+	fuse_reply_poll(req, POLLIN | POLLOUT);
+}
 
-		if (msg) {
-			msg->kind = MSG_EMPTY;
-			msg->fh = fh;
-			msg->slot = POOL_NO_SLOT;
-			spool_submit(sp, msg);
-		} else {
-			log_err("%s: out of memory: 0-byte message not sent", sp->cfg->name);
-		}
+static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	struct tree *t = tree_of(req);
+	struct spool *sp;
+
+	switch (tree_kind(t, ino, &sp)) {
+	case NODE_ROOT:
+		root_getxattr(req, t, name, size);
+		break;
+	case NODE_SPOOL:
+	case NODE_STATUS:
+		xattrops_get(req, sp, name, size);
+		break;
+	case NODE_INBOX:
+	case NODE_INBOX_STATUS:
+		inboxfile_getxattr(req, t, name, size);
+		break;
+	case NODE_DRAFT:
+		fuse_reply_err(req, ENODATA); /* a draft has no figures */
+		break;
+	default:
+		fuse_reply_err(req, ENOENT);
+		break;
 	}
-	framed_release(fh);
-	spool_release(sp, fh);
-	fuse_reply_err(req, 0);
+}
+
+static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct tree *t = tree_of(req);
+	struct spool *sp;
+
+	switch (tree_kind(t, ino, &sp)) {
+	case NODE_ROOT:
+		root_listxattr(req, size);
+		break;
+	case NODE_SPOOL:
+	case NODE_STATUS:
+		xattrops_list(req, size);
+		break;
+	case NODE_INBOX:
+	case NODE_INBOX_STATUS:
+		inboxfile_listxattr(req, size);
+		break;
+	default:
+		xattrops_reply_none(req, size); /* a draft, or no such inode: no names */
+		break;
+	}
 }
 
 static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
 {
-	struct tree *m = tree_of(req);
-	bool is_status;
+	struct tree *t = tree_of(req);
+	struct spool *sp;
 
-	if (ino == FUSE_ROOT_ID) {
-		fuse_reply_err(req, 0);
-		return;
-	}
-	if (!tree_spool_of(m, ino, &is_status)) {
+	switch (tree_kind(t, ino, &sp)) {
+	case NODE_ROOT:
+		root_access(req);
+		break;
+	case NODE_SPOOL:
+		spoolfile_access(req, mask);
+		break;
+	case NODE_STATUS:
+		statusfile_access(req, mask);
+		break;
+	case NODE_INBOX:
+	case NODE_INBOX_STATUS:
+		inboxfile_access(req, mask);
+		break;
+	case NODE_DRAFT:
+		draftfile_access(req, t, ino, mask);
+		break;
+	default:
 		fuse_reply_err(req, ENOENT);
-		return;
+		break;
 	}
-	if (mask & X_OK)
-		fuse_reply_err(req, EACCES);
-	else if (is_status ? (mask & W_OK) : (mask & R_OK))
-		fuse_reply_err(req, EACCES);
-	else
-		fuse_reply_err(req, 0);
 }
 
-/* the namespace is the config: nothing is made, renamed or removed */
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	(void)ino;
+	root_statfs(req, tree_of(req)); /* the mount's, whatever inode asks */
+}
+
+/* the namespace is the config: nothing is made, renamed or removed but drafts */
 static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
 	(void)parent;
@@ -569,14 +405,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	op_mknod(req, parent, name, mode, 0);
 }
 
-static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-	struct fuse_file_info *fi)
-{
-	(void)fi;
-	op_mknod(req, parent, name, mode, 0);
-}
-
-static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	op_mknod(req, parent, name, 0, 0);
 }
@@ -587,19 +416,54 @@ static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 	op_mknod(req, parent, name, 0, 0);
 }
 
-static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
-	const char *newname, unsigned int flags)
-{
-	(void)newparent;
-	(void)newname;
-	(void)flags;
-	op_mknod(req, parent, name, 0, 0);
-}
-
 static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
 	(void)ino;
 	op_mknod(req, newparent, newname, 0, 0);
+}
+
+/* the kind of name in the root, NODE_NONE under any other parent */
+static enum node_kind kind_of_name(struct tree *t, fuse_ino_t parent, const char *name)
+{
+	struct spool *sp;
+	fuse_ino_t ino;
+
+	return parent == FUSE_ROOT_ID ? tree_lookup(t, name, &ino, &sp) : NODE_NONE;
+}
+
+static void op_create(
+	fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi)
+{
+	struct tree *t = tree_of(req);
+
+	enum node_kind kind = kind_of_name(t, parent, name);
+
+	/* a new name, a draft's (EEXIST), or the inbox's: a draft to be */
+	if (parent == FUSE_ROOT_ID && kind != NODE_SPOOL && kind != NODE_STATUS)
+		draftfile_create(req, t, name, mode, fi);
+	else
+		fuse_reply_err(req, EPERM);
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct tree *t = tree_of(req);
+
+	if (kind_of_name(t, parent, name) == NODE_DRAFT)
+		draftfile_unlink(req, t, name);
+	else
+		fuse_reply_err(req, EPERM);
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+	const char *newname, unsigned int flags)
+{
+	struct tree *t = tree_of(req);
+
+	if (kind_of_name(t, parent, name) == NODE_DRAFT)
+		draftfile_rename(req, t, name, newparent, newname, flags);
+	else
+		fuse_reply_err(req, EPERM);
 }
 
 const struct fuse_lowlevel_ops rpmafs_ops = {
@@ -615,16 +479,17 @@ const struct fuse_lowlevel_ops rpmafs_ops = {
 	.fsync = op_fsync,
 	.release = op_release,
 	.poll = op_poll,
-	.getxattr = xattrops_get,
-	.listxattr = xattrops_list,
+	.getxattr = op_getxattr,
+	.listxattr = op_listxattr,
 	.setxattr = xattrops_set,
 	.removexattr = xattrops_remove,
 	.access = op_access,
+	.statfs = op_statfs,
 	.mknod = op_mknod,
 	.mkdir = op_mkdir,
 	.create = op_create,
 	.unlink = op_unlink,
-	.rmdir = op_unlink,
+	.rmdir = op_rmdir,
 	.symlink = op_symlink,
 	.rename = op_rename,
 	.link = op_link,

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* ops.h -- the FUSE low-level operations table of a spool directory */
+/*
+ * ops.h -- the FUSE low-level operations table of the mount: each request
+ * goes to the file of its inode's kind (tree.h)
+ */
 #ifndef RPMAFS_OPS_H
 #define RPMAFS_OPS_H
 

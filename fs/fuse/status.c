@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-/* status.c -- a spool's figures as `key: value` text and as xattrs */
+/* status.c -- a spool's figures: its key table (keys.h) and the text's change time */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -9,10 +9,9 @@
 #include <string.h>
 
 #include "config.h"
+#include "keys.h"
 #include "status.h"
 #include "spool/spool.h"
-
-#define VALUE_MAX 300
 
 /* every key, in the order the status file lists them */
 enum key {
@@ -74,10 +73,18 @@ static const char *confirm_name(const struct rpmafs_peer_cfg *pc, const struct s
 	return st->ever_up ? "transport" : "auto";
 }
 
-static void value_of(const struct spool *sp, const struct spool_stats *st, enum key k,
-	char *buf, size_t len)
+/* what a key's value is read from: one snapshot of the figures */
+struct snap {
+	const struct spool *sp;
+	struct spool_stats st;
+};
+
+static void value_of(const void *snap_v, unsigned key, char *buf, size_t len)
 {
-	const struct rpmafs_peer_cfg *pc = sp->cfg;
+	const struct snap *snap = snap_v;
+	const struct spool_stats *st = &snap->st;
+	const struct rpmafs_peer_cfg *pc = snap->sp->cfg;
+	enum key k = (enum key)key;
 
 	switch (k) {
 	case K_STATE:
@@ -174,6 +181,8 @@ static void value_of(const struct spool *sp, const struct spool_stats *st, enum 
 	}
 }
 
+static const struct keys spool_keys = {key_names, K_COUNT, value_of};
+
 /* FNV-1a: enough to tell one rendering from the next */
 static uint64_t text_hash(const char *text, size_t len)
 {
@@ -186,22 +195,13 @@ static uint64_t text_hash(const char *text, size_t len)
 
 char *status_render(struct spool *sp, size_t *len, struct timespec *changed)
 {
-	struct spool_stats st;
-	size_t cap = K_COUNT * (VALUE_MAX + 24), used = 0;
-	char *text = malloc(cap);
+	struct snap snap = {.sp = sp};
+	char *text;
 
-	if (!text)
-		return NULL;
-	spool_stats_get(sp, &st);
-	for (int k = 0; k < K_COUNT; k++) {
-		char value[VALUE_MAX];
-
-		value_of(sp, &st, k, value, sizeof(value));
-		used += (size_t)snprintf(text + used, cap - used, "%s: %s\n", key_names[k], value);
-	}
-	*len = used;
-	if (changed) {
-		uint64_t h = text_hash(text, used);
+	spool_stats_get(sp, &snap.st);
+	text = keys_text(&spool_keys, &snap, len);
+	if (text && changed) {
+		uint64_t h = text_hash(text, *len);
 
 		pthread_mutex_lock(&sp->lock);
 		if (h != sp->status_hash) {
@@ -216,24 +216,10 @@ char *status_render(struct spool *sp, size_t *len, struct timespec *changed)
 
 int status_xattr(struct spool *sp, const char *name, char *buf, size_t size)
 {
-	const size_t plen = strlen(STATUS_XATTR_PREFIX);
-	struct spool_stats st;
-	char value[VALUE_MAX];
-	size_t n;
+	struct snap snap = {.sp = sp};
 
-	if (strncmp(name, STATUS_XATTR_PREFIX, plen) != 0)
-		return -ENODATA;
-	for (int k = 0; k < K_COUNT; k++) {
-		if (strcmp(name + plen, key_names[k]) != 0)
-			continue;
-		spool_stats_get(sp, &st);
-		value_of(sp, &st, k, value, sizeof(value));
-		n = strlen(value);
-		if (size && n <= size)
-			memcpy(buf, value, n);
-		return (int)n;
-	}
-	return -ENODATA;
+	spool_stats_get(sp, &snap.st);
+	return keys_xattr(&spool_keys, &snap, name, buf, size);
 }
 
 static char xattr_names[K_COUNT * 32];
@@ -241,12 +227,9 @@ static size_t xattr_names_len;
 
 static void build_xattr_names(void)
 {
-	size_t used = 0;
+	int n = keys_xattr_names(&spool_keys, xattr_names, sizeof(xattr_names));
 
-	for (int k = 0; k < K_COUNT; k++)
-		used += (size_t)snprintf(xattr_names + used, sizeof(xattr_names) - used, "%s%s",
-			STATUS_XATTR_PREFIX, key_names[k]) + 1;
-	xattr_names_len = used;
+	xattr_names_len = n > 0 ? (size_t)n : 0;
 }
 
 const char *status_xattr_names(size_t *len)

@@ -3,7 +3,8 @@
  * status.h -- a spool's figures as `key: value` text and as xattrs
  *
  * <peer>.status and the user.rpma.* extended attributes of both files carry
- * the same keys, rendered from one spool_stats snapshot.
+ * the same keys, rendered from one spool_stats snapshot by one key table
+ * (keys.h; inboxfile.c has the inbox's).
  */
 #ifndef RPMAFS_STATUS_H
 #define RPMAFS_STATUS_H
@@ -13,7 +14,9 @@
 
 struct spool;
 
-#define STATUS_XATTR_PREFIX "user.rpma."
+#include "keys.h"
+
+#define STATUS_XATTR_PREFIX KEYS_XATTR_PREFIX
 
 /*
  * status_render -- the whole status text (malloc'd, *len set), or NULL.

@@ -5,13 +5,17 @@
  *	1		the mount root
  *	2 + 2i		spool file of peer i (spool/spool.h)
  *	3 + 2i		its <peer>.status file
- *	then		/inbox and /inbox.status, when the mount listens (inbox_ops.h)
- *	from DRAFT_FIRST_INO	drafts (draft.h)
+ *	then		/inbox and /inbox.status, when the mount listens (inboxfile.h)
+ *	from DRAFT_FIRST_INO	drafts (draftfile.h; draft.h their store)
  *
  * mount.c fills a struct tree in and hands it to FUSE as the session's
- * user data; the operations read it with fuse_req_userdata() and never see
- * the rest of the mount (its loop, devices, workers), so calls go one way:
+ * user data; the operations read it with tree_of() and never see the rest
+ * of the mount (its loop, devices, workers), so calls go one way:
  * mount.c -> fuse/ -> spool/, inbox/.
+ *
+ * ops.c answers every request by the kind of its inode (tree_kind) or of
+ * the name it looks up in the root (tree_lookup), each kind in its file:
+ * root.c, spoolfile.c, statusfile.c, inboxfile.c, draftfile.c.
  */
 #ifndef RPMAFS_TREE_H
 #define RPMAFS_TREE_H
@@ -43,6 +47,27 @@ struct tree {
 	struct timespec mounted_at;
 };
 
+/* the root's two names of the inbox */
+#define TREE_INBOX_NAME "inbox"
+#define TREE_INBOX_STATUS_NAME "inbox.status"
+
+/* what an inode is: which file answers for it */
+enum node_kind {
+	NODE_NONE,	   /* no such inode (or name) */
+	NODE_ROOT,	   /* the mount root */
+	NODE_SPOOL,	   /* <peer> */
+	NODE_STATUS,	   /* <peer>.status */
+	NODE_INBOX,	   /* inbox */
+	NODE_INBOX_STATUS, /* inbox.status */
+	NODE_DRAFT,	   /* a draft's inode (it may be gone since) */
+};
+
+/* tree_of -- the tree a request is on (the session's user data) */
+static inline struct tree *tree_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
 static inline fuse_ino_t spool_ino(unsigned index)
 {
 	return 2 + 2 * (fuse_ino_t)index;
@@ -67,5 +92,30 @@ static inline struct spool *tree_spool_of(struct tree *t, fuse_ino_t ino, bool *
 	*is_status = (ino - 2) % 2 == 1;
 	return &t->spools[index];
 }
+
+/* the inbox's inodes: those a spool after the last would have (used only with t->inbox) */
+static inline fuse_ino_t tree_inbox_ino(const struct tree *t)
+{
+	return spool_ino(t->nspools);
+}
+
+static inline fuse_ino_t tree_inbox_status_ino(const struct tree *t)
+{
+	return status_ino(t->nspools);
+}
+
+/*
+ * tree_kind -- the kind of inode ino; *sp: its spool for NODE_SPOOL and
+ * NODE_STATUS, else NULL
+ */
+enum node_kind tree_kind(struct tree *t, fuse_ino_t ino, struct spool **sp);
+
+/*
+ * tree_lookup -- the kind of name in the root, with its inode (*ino) and,
+ * for a spool or status file, its spool (*sp). A draft's name is found
+ * first, then the inbox's, then the spools' in config order; NODE_NONE
+ * when there is no such name.
+ */
+enum node_kind tree_lookup(struct tree *t, const char *name, fuse_ino_t *ino, struct spool **sp);
 
 #endif /* RPMAFS_TREE_H */

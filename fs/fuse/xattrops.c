@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "keys.h"
 #include "status.h"
-#include "tree.h"
 #include "xattrops.h"
 
 void xattrops_reply(fuse_req_t req, const char *value, ssize_t n, size_t size)
@@ -20,38 +20,28 @@ void xattrops_reply(fuse_req_t req, const char *value, ssize_t n, size_t size)
 		fuse_reply_buf(req, value, (size_t)n);
 }
 
-void xattrops_get(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+void xattrops_reply_none(fuse_req_t req, size_t size)
 {
-	struct tree *m = fuse_req_userdata(req);
-	char value[256];
-	struct spool *sp;
-	bool is_status;
+	if (size == 0)
+		fuse_reply_xattr(req, 0);
+	else
+		fuse_reply_buf(req, NULL, 0);
+}
+
+void xattrops_get(fuse_req_t req, struct spool *sp, const char *name, size_t size)
+{
+	char value[KEYS_VALUE_MAX];
 	int n;
 
-	sp = tree_spool_of(m, ino, &is_status);
-	if (!sp) {
-		fuse_reply_err(req, ino == FUSE_ROOT_ID ? ENODATA : ENOENT);
-		return;
-	}
 	n = status_xattr(sp, name, value, sizeof(value));
 	xattrops_reply(req, value, n, size);
 }
 
-void xattrops_list(fuse_req_t req, fuse_ino_t ino, size_t size)
+void xattrops_list(fuse_req_t req, size_t size)
 {
-	struct tree *m = fuse_req_userdata(req);
-	bool is_status;
 	size_t len;
-	const char *names;
+	const char *names = status_xattr_names(&len);
 
-	if (!tree_spool_of(m, ino, &is_status)) {
-		if (size == 0)
-			fuse_reply_xattr(req, 0);
-		else
-			fuse_reply_buf(req, NULL, 0);
-		return;
-	}
-	names = status_xattr_names(&len);
 	xattrops_reply(req, names, (ssize_t)len, size);
 }
 

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * spoolfile.c -- the FUSE operations of a spool file (see spoolfile.h);
+ * docs/design.md §4 and rpmafs(8)
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "setattr.h"
+#include "spoolfile.h"
+#include "tree.h"
+#include "runtime/log.h"
+#include "runtime/pool.h"
+#include "runtime/workers.h"
+#include "spool/framed.h"
+#include "spool/openfiles.h"
+#include "spool/spool.h"
+
+/* names never change, and spool attributes are invalidated on change */
+#define ENTRY_TIMEOUT 86400.0
+#define SPOOL_ATTR_TIMEOUT 86400.0
+
+static void fill_attr(struct tree *t, struct spool *sp, fuse_ino_t ino, struct stat *st)
+{
+	struct spool_stats ss;
+
+	memset(st, 0, sizeof(*st));
+	st->st_ino = ino;
+	st->st_uid = t->uid;
+	st->st_gid = t->gid;
+	st->st_nlink = 1;
+	/*
+	 * Mark the attributes as cached before reading the figures: a
+	 * completion that lands in between then invalidates them (spool.c).
+	 */
+	atomic_store(&sp->attr_cached, true);
+	spool_stats_get(sp, &ss);
+	st->st_mode = S_IFREG | (t->allow_other ? 0222 : 0200);
+	st->st_size = (off_t)ss.bytes_confirmed;
+	/* stdio buffers st_blksize bytes: whole messages where it can */
+	st->st_blksize = ss.max_message;
+	/* before the first message and completion: the time of the mount */
+	st->st_mtim = ss.mtime.tv_sec ? ss.mtime : t->mounted_at;
+	st->st_ctim = ss.ctime.tv_sec ? ss.ctime : t->mounted_at;
+	st->st_atim = t->mounted_at;
+}
+
+void spoolfile_lookup(fuse_req_t req, struct tree *t, struct spool *sp, fuse_ino_t ino)
+{
+	struct fuse_entry_param e;
+
+	memset(&e, 0, sizeof(e));
+	e.ino = ino;
+	fill_attr(t, sp, ino, &e.attr);
+	e.attr_timeout = SPOOL_ATTR_TIMEOUT;
+	e.entry_timeout = ENTRY_TIMEOUT;
+	fuse_reply_entry(req, &e);
+}
+
+void spoolfile_getattr(fuse_req_t req, struct tree *t, struct spool *sp, fuse_ino_t ino)
+{
+	struct stat st;
+
+	fill_attr(t, sp, ino, &st);
+	fuse_reply_attr(req, &st, SPOOL_ATTR_TIMEOUT);
+}
+
+static struct handle *handle_of(struct fuse_file_info *fi)
+{
+	return (struct handle *)(uintptr_t)fi->fh;
+}
+
+/*
+ * handle_note -- what an operation through an open spool file says about
+ * its 0-byte message (docs/design.md §4.1): a truncation to 0 is an intent
+ * to send nothing; a failed operation makes the command a failed one, whose
+ * close must not send anything. fi is NULL for path-based calls.
+ */
+static void handle_note(struct fuse_file_info *fi, bool empty_intent, bool failed)
+{
+	struct handle *fh = fi ? handle_of(fi) : NULL;
+
+	if (!fh || fh->text)
+		return;
+	pthread_mutex_lock(&fh->sp->lock);
+	fh->empty_intent |= empty_intent;
+	fh->op_failed |= failed;
+	pthread_mutex_unlock(&fh->sp->lock);
+}
+
+void spoolfile_setattr(fuse_req_t req, struct tree *t, struct spool *sp, fuse_ino_t ino,
+	struct stat *attr, int to_set, struct fuse_file_info *fi)
+{
+	struct spool_stats ss;
+	struct setattr_what w = {.to_set = to_set,
+		.attr = attr,
+		.caller = fuse_req_ctx(req)->uid,
+		.owner = t->uid,
+		.group = t->gid,
+		.fh = fi ? handle_of(fi) : NULL};
+	bool empty_intent = false;
+	struct stat st;
+	int err;
+
+	spool_stats_get(sp, &ss);
+	w.length = (off_t)ss.bytes_confirmed;
+	err = setattr_spool(&w, &empty_intent);
+	if (err) {
+		handle_note(fi, false, true);
+		fuse_reply_err(req, err);
+		return;
+	}
+	/* ftruncate(fd, 0) through an open spool file: "send nothing" */
+	if (empty_intent)
+		handle_note(fi, true, false);
+	fill_attr(t, sp, ino, &st);
+	fuse_reply_attr(req, &st, SPOOL_ATTR_TIMEOUT);
+}
+
+void spoolfile_open(fuse_req_t req, struct tree *t, struct spool *sp, struct fuse_file_info *fi)
+{
+	struct handle *fh;
+
+	if ((fi->flags & O_ACCMODE) != O_WRONLY) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
+	fh = calloc(1, sizeof(*fh));
+	if (!fh) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	fh->sp = sp;
+	fh->flags = fi->flags;
+	fh->refs = 1;
+	fh->sync = sp->cfg->mode == RPMAFS_MODE_SYNC || (fi->flags & (O_SYNC | O_DSYNC)) != 0;
+	/* `: > f` opens O_TRUNC (atomic O_TRUNC: the flag reaches us) */
+	fh->empty_intent = (fi->flags & O_TRUNC) != 0;
+	if (sp->cfg->framing == RPMAFS_FRAMING_FILE && framed_open(fh, t->pool, &t->frames)) {
+		free(fh);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	openfiles_add(sp, fh);
+	fi->fh = (uint64_t)(uintptr_t)fh;
+	/* one write, one message: never through the page cache */
+	fi->direct_io = 1;
+	fi->keep_cache = 0;
+	/* a file message is placed by offset: pwrite, dd seek=, sparse copies */
+	fi->nonseekable = !fh->frame;
+	/*
+	 * a sync write-framed handle reports every outcome in write(): close
+	 * has nothing to add; a file-framed one sends at close
+	 */
+	fi->noflush = fh->sync && !fh->frame;
+	if (fuse_reply_open(req, fi) == -ENOENT) {
+		/* the opener was interrupted: nobody will release this handle */
+		openfiles_remove(sp, fh);
+		framed_release(fh);
+		free(fh);
+	}
+}
+
+void spoolfile_read(fuse_req_t req)
+{
+	fuse_reply_err(req, EBADF);
+}
+
+/* a write that fails before it becomes a message: counted refused (spool_refuse) */
+static void refuse_write(struct spool *sp, fuse_req_t req, int err)
+{
+	spool_refuse(sp);
+	fuse_reply_err(req, err);
+}
+
+/*
+ * The data path's entry: the payload sits in the pool buffer the kernel
+ * wrote the request into; that buffer becomes the message's.
+ */
+void spoolfile_write(fuse_req_t req, struct tree *t, const char *buf, size_t size, off_t off,
+	struct fuse_file_info *fi)
+{
+	struct handle *fh = handle_of(fi);
+	struct spool *sp = fh->sp;
+	bool nonblock = (fi->flags & O_NONBLOCK) != 0;
+	struct msg *msg;
+	unsigned slot;
+	int err;
+
+	spool_note_writer(sp, fh, fi->lock_owner); /* its close waits (spoolfile_flush) */
+	if (fh->frame) {
+		framed_write(req, fh, buf, size, off);
+		return;
+	}
+	err = spool_write_check(sp, fh, size, nonblock);
+	if (err) {
+		/* EIO here reports an earlier message; this one is not sent either */
+		refuse_write(sp, req, err);
+		return;
+	}
+
+	msg = calloc(1, sizeof(*msg));
+	if (!msg) {
+		refuse_write(sp, req, ENOMEM);
+		return;
+	}
+	err = workers_take_buffer(buf, nonblock, &slot);
+	if (err == -EINVAL) {
+		/* not in our pool (cannot happen with our reader): copy, and count it */
+		err = pool_get(t->pool, !nonblock, &slot);
+		if (!err) {
+			memcpy(pool_slot_ptr(t->pool, slot), buf, size);
+			buf = pool_slot_ptr(t->pool, slot);
+			spool_count_copy(sp);
+		}
+	}
+	if (err) {
+		free(msg);
+		refuse_write(sp, req, -err); /* ESHUTDOWN: unmounting */
+		return;
+	}
+	msg->kind = MSG_DATA;
+	msg->fh = fh;
+	msg->req = req;
+	msg->write_size = size;
+	msg->sync = fh->sync;
+	msg->slot = slot;
+	msg->offset = (size_t)(buf - (const char *)pool_base(t->pool));
+	msg->len = (uint32_t)size;
+	spool_submit(sp, msg);
+}
+
+void spoolfile_flush(fuse_req_t req, struct tree *t, struct fuse_file_info *fi)
+{
+	struct handle *fh = handle_of(fi);
+
+	/*
+	 * close = wait: close(2) returns once what went through fh is
+	 * confirmed, as fsync; close = return: an earlier async failure is
+	 * reported, once. Only to a process that wrote through fh: a child
+	 * closing what it inherited (exec, exit) neither waits nor takes it,
+	 * and with file framing sends nothing (the writer's close does).
+	 */
+	if (fh->frame) {
+		if (spool_wrote(fh->sp, fh, fi->lock_owner))
+			framed_flush(req, fh, t->pool);
+		else
+			fuse_reply_err(req, 0);
+		return;
+	}
+	spool_flush(fh->sp, fh, req, fi->lock_owner);
+}
+
+void spoolfile_fsync(fuse_req_t req, struct fuse_file_info *fi)
+{
+	struct handle *fh = handle_of(fi);
+
+	spool_fsync(fh->sp, fh, req);
+}
+
+void spoolfile_release(fuse_req_t req, struct fuse_file_info *fi)
+{
+	struct handle *fh = handle_of(fi);
+	struct spool *sp = fh->sp;
+	bool send_empty;
+
+	openfiles_remove(sp, fh);
+	/*
+	 * The kernel never passes a 0-byte write(2) on, so the 0-byte message,
+	 * rpma_send(conn, NULL, 0, 0, ...), is read from what the handle saw
+	 * (docs/design.md §4.1): opened with O_TRUNC or truncated to 0 through
+	 * it (`: > f`, `printf '' > f`, `truncate -s 0 f`), nothing written,
+	 * and no operation on it failed. A look-only open, `>>` with nothing
+	 * written, `touch` and failed commands send nothing.
+	 */
+	pthread_mutex_lock(&sp->lock);
+	send_empty = fh->empty_intent && !fh->written && !fh->op_failed;
+	pthread_mutex_unlock(&sp->lock);
+	if (send_empty) {
+		struct msg *msg = calloc(1, sizeof(*msg));
+
+		if (msg) {
+			msg->kind = MSG_EMPTY;
+			msg->fh = fh;
+			msg->slot = POOL_NO_SLOT;
+			spool_submit(sp, msg);
+		} else {
+			log_err("%s: out of memory: 0-byte message not sent", sp->cfg->name);
+		}
+	}
+	framed_release(fh);
+	spool_release(sp, fh);
+	fuse_reply_err(req, 0);
+}
+
+void spoolfile_access(fuse_req_t req, int mask)
+{
+	fuse_reply_err(req, mask & (X_OK | R_OK) ? EACCES : 0);
+}

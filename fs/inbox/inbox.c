@@ -26,8 +26,7 @@
 #include "pdata.h"
 #include "runtime/log.h"
 #include "runtime/loop.h"
-
-#define WC_BATCH 32
+#include "wc.h"
 
 struct inbox_conn {
 	struct inbox_conn *next, *prev;
@@ -474,7 +473,7 @@ static void on_wc(struct inbox *ib, const struct ibv_wc *wc, bool *arrived)
 static void on_receives(void *arg)
 {
 	struct inbox *ib = arg;
-	struct ibv_wc wc[WC_BATCH];
+	struct ibv_wc wc[RPMAFS_WC_BATCH];
 	void (*fn)(void *);
 	void *fn_arg;
 	bool arrived = false;
@@ -485,7 +484,7 @@ static void on_receives(void *arg)
 			break;
 	for (;;) {
 		n = 0;
-		ret = rpma_cq_get_wc(ib->rcq, WC_BATCH, wc, &n);
+		ret = rpma_cq_get_wc(ib->rcq, RPMAFS_WC_BATCH, wc, &n);
 		if (ret)
 			break;
 		for (int i = 0; i < n; i++)

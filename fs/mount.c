@@ -105,7 +105,7 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 	m->env = (struct spool_env){.pool = m->tree.pool, .loop = m->loop, .devices = m->devices,
 		.nworkers = m->nworkers};
 	if (m->cfg->inbox.enabled &&
-		inbox_new(&m->cfg->inbox, m->loop, NULL, NULL, &m->tree.inbox, why, sizeof(why))) {
+		inbox_new(&m->cfg->inbox, m->loop, &m->tree.inbox, why, sizeof(why))) {
 		fprintf(stderr, "rpmafs: %s: %s\n", m->cfg->path, why);
 		inbox_delete(&m->tree.inbox);
 		return 1;

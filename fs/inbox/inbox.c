@@ -582,8 +582,8 @@ static int setup_rdma(struct inbox *ib, const struct rpmafs_inbox_cfg *cfg, char
 	return 0;
 }
 
-int inbox_new(const struct rpmafs_inbox_cfg *cfg, struct loop *loop, void (*on_arrival)(void *),
-	void *arg, struct inbox **ib_ptr, char *why, size_t whylen)
+int inbox_new(const struct rpmafs_inbox_cfg *cfg, struct loop *loop, struct inbox **ib_ptr,
+	char *why, size_t whylen)
 {
 	struct inbox *ib = calloc(1, sizeof(*ib));
 	long page = sysconf(_SC_PAGESIZE);
@@ -595,8 +595,6 @@ int inbox_new(const struct rpmafs_inbox_cfg *cfg, struct loop *loop, void (*on_a
 	}
 	pthread_mutex_init(&ib->lock, NULL);
 	ib->loop = loop;
-	ib->on_arrival = on_arrival;
-	ib->arg = arg;
 	ib->ep_fd = ib->rcq_fd = -1;
 	ib->slots = cfg->slots;
 	ib->slot_size = cfg->max_message;

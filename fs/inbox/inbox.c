@@ -229,7 +229,7 @@ static void on_send_cq(void *arg)
 		if (ret)
 			break;
 		for (int i = 0; i < n && !c->dead; i++) {
-			if (inbox_ack_sent(&c->ack, &wc[i], &why) &&
+			if (inbox_ack_sent(c->ib->acks, &c->ack, &wc[i], &why) &&
 				wc[i].status != IBV_WC_WR_FLUSH_ERR) {
 				log_notice("inbox: connection %s: %s: %s; closing it", c->peer, why,
 					ibv_wc_status_str(wc[i].status));

@@ -3,10 +3,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -21,6 +19,7 @@
 
 #include "ack.h"
 #include "allow.h"
+#include "fd.h"
 #include "inbox.h"
 #include "inbox_ack.h"
 #include "pdata.h"
@@ -81,20 +80,6 @@ struct inbox {
 	char last_sender[64];
 	char listen[300];
 };
-
-static bool fd_readable(int fd)
-{
-	struct pollfd p = {.fd = fd, .events = POLLIN};
-
-	return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
-}
-
-static int set_nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -1 : 0;
-}
 
 static void count(struct inbox *ib, uint64_t *what)
 {
@@ -367,7 +352,7 @@ static void on_request(struct inbox *ib, struct rpma_conn_req **req)
 	pthread_mutex_unlock(&ib->lock);
 	c->watch = (struct loop_watch){on_conn_event, c};
 	if (rpma_conn_get_event_fd(c->conn, &c->event_fd) ||
-		rpma_conn_get_qp_num(c->conn, &c->qp_num) || set_nonblock(c->event_fd) ||
+		rpma_conn_get_qp_num(c->conn, &c->qp_num) || fd_set_nonblock(c->event_fd) ||
 		loop_watch(ib->loop, c->event_fd, &c->watch)) {
 		c->event_fd = -1;
 		log_err("inbox: connection %s: cannot watch it", peer);
@@ -377,7 +362,7 @@ static void on_request(struct inbox *ib, struct rpma_conn_req **req)
 	c->cq_watch = (struct loop_watch){on_send_cq, c};
 	if (c->ack.on &&
 		(rpma_conn_get_cq(c->conn, &c->cq) || rpma_cq_get_fd(c->cq, &c->cq_fd) ||
-			set_nonblock(c->cq_fd) || loop_watch(ib->loop, c->cq_fd, &c->cq_watch))) {
+			fd_set_nonblock(c->cq_fd) || loop_watch(ib->loop, c->cq_fd, &c->cq_watch))) {
 		c->cq_fd = -1;
 		log_err("inbox: connection %s: cannot watch its completions", peer);
 		conn_free(c);
@@ -568,7 +553,7 @@ static int setup_rdma(struct inbox *ib, const struct rpmafs_inbox_cfg *cfg, char
 		snprintf(why, n, "inbox: cannot listen on %s: %s", ib->listen, rpma_err_2str(ret));
 		return -1;
 	}
-	if (set_nonblock(ib->ep_fd) || set_nonblock(ib->rcq_fd)) {
+	if (fd_set_nonblock(ib->ep_fd) || fd_set_nonblock(ib->rcq_fd)) {
 		snprintf(why, n, "inbox: fcntl: %s", strerror(errno));
 		return -1;
 	}

@@ -12,9 +12,9 @@
  * after the receives the records came in were posted again, so that the
  * credits it carries are receives that are really there.
  *
- * What a completion is comes from common/ackreq.h, the buffers the
- * acknowledgements go out from from common/ackring.h (one lane), as in the
- * mount's inbox; when to acknowledge is this file's.
+ * As in the mount's inbox, common/ackreq.h says what a completion is and
+ * common/ackring.h holds the buffers the acknowledgements are sent from
+ * (one lane here); when to acknowledge is decided in this file.
  */
 #ifndef RPMA_RECV_CONFIRM_H
 #define RPMA_RECV_CONFIRM_H

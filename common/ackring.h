@@ -13,9 +13,8 @@
  * in flight is the caller's per-connection state (a bit mask, 0 when the
  * connection starts): the ring never looks at connections, it only sends.
  *
- * The send queue of a connection needs room for RPMAFS_ACKRING_DEPTH sends
- * (and its completion queue for their completions), nothing else goes
- * through it for acknowledgements.
+ * A connection's send queue needs room for RPMAFS_ACKRING_DEPTH sends, and
+ * the completion queue they complete on for as many completions.
  */
 #ifndef RPMAFS_ACKRING_H
 #define RPMAFS_ACKRING_H

@@ -4,28 +4,7 @@
 #include <string.h>
 
 #include "ack.h"
-
-static void put_le16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static uint16_t get_le16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	put_le16(p, (uint16_t)v);
-	put_le16(p + 2, (uint16_t)(v >> 16));
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-	return (uint32_t)get_le16(p) | (uint32_t)get_le16(p + 2) << 16;
-}
+#include "le.h"
 
 void rpmafs_ack_encode(const struct rpmafs_ack *ack, uint8_t buf[RPMAFS_ACK_LEN])
 {

@@ -3,24 +3,8 @@
 
 #include <string.h>
 
+#include "le.h"
 #include "pdata.h"
-
-static void put_le16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	put_le16(p, (uint16_t)v);
-	put_le16(p + 2, (uint16_t)(v >> 16));
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 void rpmafs_pdata_encode(const struct rpmafs_pdata *pd, uint8_t buf[RPMAFS_PDATA_LEN])
 {
@@ -98,7 +82,7 @@ enum rpmafs_pdata_kind rpmafs_pdata_parse(const void *buf, size_t len, struct rp
 		pd->max_message = max;
 		pd->credits = credits;
 		/* unknown bits are a newer peer's: ignored, as version 1 promised */
-		pd->flags = (uint16_t)((p[6] | p[7] << 8) & RPMAFS_PDATA_KNOWN_FLAGS);
+		pd->flags = (uint16_t)(get_le16(p + 6) & RPMAFS_PDATA_KNOWN_FLAGS);
 	}
 	*why = "ok";
 	return RPMAFS_PDATA_OK;

@@ -126,7 +126,7 @@ int mount_rdma(struct mount *m)
 	char why[1024];
 
 	if (m->cfg->inbox.enabled &&
-		inbox_new(&m->cfg->inbox, m->loop, NULL, NULL, &m->tree.inbox, why, sizeof(why))) {
+		inbox_new(&m->cfg->inbox, m->loop, &m->tree.inbox, why, sizeof(why))) {
 		fprintf(stderr, "rpmafs: %s: %s\n", m->cfg->path, why);
 		inbox_delete(&m->tree.inbox);
 		return 1;

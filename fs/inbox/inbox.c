@@ -3,10 +3,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -21,13 +19,13 @@
 
 #include "ack.h"
 #include "allow.h"
+#include "fd.h"
 #include "inbox.h"
 #include "inbox_ack.h"
 #include "pdata.h"
 #include "runtime/log.h"
 #include "runtime/loop.h"
-
-#define WC_BATCH 32
+#include "wc.h"
 
 struct inbox_conn {
 	struct inbox_conn *next, *prev;
@@ -82,20 +80,6 @@ struct inbox {
 	char last_sender[64];
 	char listen[300];
 };
-
-static bool fd_readable(int fd)
-{
-	struct pollfd p = {.fd = fd, .events = POLLIN};
-
-	return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
-}
-
-static int set_nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -1 : 0;
-}
 
 static void count(struct inbox *ib, uint64_t *what)
 {
@@ -232,7 +216,7 @@ static void on_send_cq(void *arg)
 		if (ret)
 			break;
 		for (int i = 0; i < n && !c->dead; i++) {
-			if (inbox_ack_sent(&c->ack, &wc[i], &why) &&
+			if (inbox_ack_sent(c->ib->acks, &c->ack, &wc[i], &why) &&
 				wc[i].status != IBV_WC_WR_FLUSH_ERR) {
 				log_notice("inbox: connection %s: %s: %s; closing it", c->peer, why,
 					ibv_wc_status_str(wc[i].status));
@@ -370,7 +354,7 @@ static void on_request(struct inbox *ib, struct rpma_conn_req **req)
 	pthread_mutex_unlock(&ib->lock);
 	c->watch = (struct loop_watch){on_conn_event, c};
 	if (rpma_conn_get_event_fd(c->conn, &c->event_fd) ||
-		rpma_conn_get_qp_num(c->conn, &c->qp_num) || set_nonblock(c->event_fd) ||
+		rpma_conn_get_qp_num(c->conn, &c->qp_num) || fd_set_nonblock(c->event_fd) ||
 		loop_watch(ib->loop, c->event_fd, &c->watch)) {
 		c->event_fd = -1;
 		log_err("inbox: connection %s: cannot watch it", peer);
@@ -380,7 +364,7 @@ static void on_request(struct inbox *ib, struct rpma_conn_req **req)
 	c->cq_watch = (struct loop_watch){on_send_cq, c};
 	if (c->ack.on &&
 		(rpma_conn_get_cq(c->conn, &c->cq) || rpma_cq_get_fd(c->cq, &c->cq_fd) ||
-			set_nonblock(c->cq_fd) || loop_watch(ib->loop, c->cq_fd, &c->cq_watch))) {
+			fd_set_nonblock(c->cq_fd) || loop_watch(ib->loop, c->cq_fd, &c->cq_watch))) {
 		c->cq_fd = -1;
 		log_err("inbox: connection %s: cannot watch its completions", peer);
 		conn_free(c);
@@ -476,7 +460,7 @@ static void on_wc(struct inbox *ib, const struct ibv_wc *wc, bool *arrived)
 static void on_receives(void *arg)
 {
 	struct inbox *ib = arg;
-	struct ibv_wc wc[WC_BATCH];
+	struct ibv_wc wc[RPMAFS_WC_BATCH];
 	void (*fn)(void *);
 	void *fn_arg;
 	bool arrived = false;
@@ -487,7 +471,7 @@ static void on_receives(void *arg)
 			break;
 	for (;;) {
 		n = 0;
-		ret = rpma_cq_get_wc(ib->rcq, WC_BATCH, wc, &n);
+		ret = rpma_cq_get_wc(ib->rcq, RPMAFS_WC_BATCH, wc, &n);
 		if (ret)
 			break;
 		for (int i = 0; i < n; i++)
@@ -571,7 +555,7 @@ static int setup_rdma(struct inbox *ib, const struct rpmafs_inbox_cfg *cfg, char
 		snprintf(why, n, "inbox: cannot listen on %s: %s", ib->listen, rpma_err_2str(ret));
 		return -1;
 	}
-	if (set_nonblock(ib->ep_fd) || set_nonblock(ib->rcq_fd)) {
+	if (fd_set_nonblock(ib->ep_fd) || fd_set_nonblock(ib->rcq_fd)) {
 		snprintf(why, n, "inbox: fcntl: %s", strerror(errno));
 		return -1;
 	}
@@ -585,8 +569,8 @@ static int setup_rdma(struct inbox *ib, const struct rpmafs_inbox_cfg *cfg, char
 	return 0;
 }
 
-int inbox_new(const struct rpmafs_inbox_cfg *cfg, struct loop *loop, void (*on_arrival)(void *),
-	void *arg, struct inbox **ib_ptr, char *why, size_t whylen)
+int inbox_new(const struct rpmafs_inbox_cfg *cfg, struct loop *loop, struct inbox **ib_ptr,
+	char *why, size_t whylen)
 {
 	struct inbox *ib = calloc(1, sizeof(*ib));
 	long page = sysconf(_SC_PAGESIZE);
@@ -598,8 +582,6 @@ int inbox_new(const struct rpmafs_inbox_cfg *cfg, struct loop *loop, void (*on_a
 	}
 	pthread_mutex_init(&ib->lock, NULL);
 	ib->loop = loop;
-	ib->on_arrival = on_arrival;
-	ib->arg = arg;
 	ib->ep_fd = ib->rcq_fd = -1;
 	ib->slots = cfg->slots;
 	ib->slot_size = cfg->max_message;

@@ -28,11 +28,11 @@ struct loop;
 
 /*
  * inbox_new -- listen as cfg says, with the loop watching (not yet running);
- * on_arrival(arg) is called on the loop thread after each batch of arrivals
- * (poll notification). Returns 0, or -1 with the reason in why.
+ * no arrival callback until inbox_set_arrival. Returns 0, or -1 with the
+ * reason in why.
  */
-int inbox_new(const struct rpmafs_inbox_cfg *cfg, struct loop *loop, void (*on_arrival)(void *),
-	void *arg, struct inbox **ib_ptr, char *why, size_t whylen);
+int inbox_new(const struct rpmafs_inbox_cfg *cfg, struct loop *loop, struct inbox **ib_ptr,
+	char *why, size_t whylen);
 
 /*
  * inbox_delete -- with the loop stopped: close every connection and the
@@ -40,7 +40,11 @@ int inbox_new(const struct rpmafs_inbox_cfg *cfg, struct loop *loop, void (*on_a
  */
 void inbox_delete(struct inbox **ib_ptr);
 
-/* inbox_set_arrival -- replace the arrival callback (before the loop runs, or from FUSE init) */
+/*
+ * inbox_set_arrival -- on_arrival(arg) is called on the loop thread after
+ * each batch of arrivals (poll notification); set before the loop runs, or
+ * from FUSE init
+ */
 void inbox_set_arrival(struct inbox *ib, void (*on_arrival)(void *), void *arg);
 
 /* inbox_queue -- the messages waiting to be read */

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /* inbox_ack.c -- acknowledging what was read from the inbox (see inbox_ack.h) */
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 
 #include "ack.h"
+#include "ackring.h"
 #include "inbox_ack.h"
 
 /* a connection's share of the queue: a quarter of it, at most 64 receives */
@@ -13,8 +13,7 @@
 #define SHARE_MAX 64
 
 struct inbox_ack {
-	struct rpma_mr_local *mr;
-	uint8_t *bufs; /* conns x INBOX_ACK_BUFS x RPMAFS_ACK_LEN, registered */
+	struct rpmafs_ackring *ring; /* a lane per connection: ac->idx */
 	uint32_t conns, *free_idx, nfree;
 	uint32_t slots, reserved;
 	/* per slot: the connection its message is acknowledged to, or NULL */
@@ -25,7 +24,6 @@ struct inbox_ack {
 
 int inbox_ack_new(struct rpma_peer *peer, uint32_t slots, uint32_t conns, struct inbox_ack **a_ptr)
 {
-	size_t len = (size_t)conns * INBOX_ACK_BUFS * RPMAFS_ACK_LEN;
 	struct inbox_ack *a = calloc(1, sizeof(*a));
 	int ret;
 
@@ -38,15 +36,14 @@ int inbox_ack_new(struct rpma_peer *peer, uint32_t slots, uint32_t conns, struct
 	a->next = calloc(slots, sizeof(*a->next));
 	a->done = calloc(slots, sizeof(*a->done));
 	a->free_idx = calloc(conns, sizeof(*a->free_idx));
-	/* registration takes any address: no page alignment needed */
-	a->bufs = calloc(1, len);
-	if (!a->owner || !a->num || !a->next || !a->done || !a->free_idx || !a->bufs) {
+	if (!a->owner || !a->num || !a->next || !a->done || !a->free_idx) {
 		inbox_ack_delete(&a);
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < conns; i++)
 		a->free_idx[a->nfree++] = conns - 1 - i;
-	ret = rpma_mr_reg(peer, a->bufs, len, RPMA_MR_USAGE_SEND, &a->mr);
+	/* the inbox's connection CQs hold nothing but these sends: no tag */
+	ret = rpmafs_ackring_new(peer, conns, 0, &a->ring);
 	if (ret) {
 		inbox_ack_delete(&a);
 		return ret;
@@ -61,9 +58,7 @@ void inbox_ack_delete(struct inbox_ack **a_ptr)
 
 	if (!a)
 		return;
-	if (a->mr)
-		(void)rpma_mr_dereg(&a->mr);
-	free(a->bufs);
+	rpmafs_ackring_delete(&a->ring);
 	free(a->owner);
 	free(a->num);
 	free(a->next);
@@ -96,37 +91,25 @@ int inbox_ack_offer(struct inbox_ack *a, struct inbox_ack_conn *ac)
 enum inbox_take inbox_ack_take(struct inbox_ack *a, struct inbox_ack_conn *ac, uint32_t slot,
 	const struct ibv_wc *wc, const char **why)
 {
-	uint32_t imm, n;
+	bool first = !ac->req.seen_any;
+	uint32_t n;
 
-	if (!(wc->wc_flags & IBV_WC_WITH_IMM)) {
-		*why = "a message without its number from an acknowledging sender";
+	/* the inbox answers at read, whether the sender waits or not: no prompt */
+	switch (rpmafs_ackreq_take(&ac->req, wc, &n, NULL, why)) {
+	case RPMAFS_ACKREQ_BAD:
 		return INBOX_TAKE_BAD;
-	}
-	imm = ntohl(wc->imm_data);
-	if (imm & RPMAFS_IMM_REQUEST) {
-		if (wc->byte_len != 0 || (imm & RPMAFS_SEQ_MASK) != 0) {
-			*why = "an acknowledgement request with a payload or a number";
-			return INBOX_TAKE_BAD;
-		}
-		if (!ac->seen_any) {
-			*why = "an acknowledgement request before any message";
-			return INBOX_TAKE_BAD;
-		}
-		ac->requests++;
+	case RPMAFS_ACKREQ_REQUEST:
 		return INBOX_TAKE_REQUEST;
-	}
-	n = imm & RPMAFS_SEQ_MASK;
-	if (ac->seen_any && !rpmafs_seq_after(n, ac->seen)) {
-		/* RC does not repeat itself: only a sender's re-send can be this */
+	case RPMAFS_ACKREQ_DUPLICATE:
 		ac->duplicates++;
 		return INBOX_TAKE_DUPLICATE;
+	case RPMAFS_ACKREQ_RECORD:
+		break;
 	}
-	if (!ac->seen_any) {
+	if (first) {
 		/* nothing read yet: acknowledging the number before the first says so */
 		ac->read_upto = (n - 1) & RPMAFS_SEQ_MASK;
 	}
-	ac->seen_any = true;
-	ac->seen = n;
 	a->owner[slot] = ac;
 	a->num[slot] = n;
 	a->done[slot] = false;
@@ -193,53 +176,44 @@ void inbox_ack_drop(struct inbox_ack *a, struct inbox_ack_conn *ac,
 static bool due(const struct inbox_ack_conn *ac)
 {
 	/* before anything was read, only a REQUEST is answered (acked: the first - 1) */
-	if (!ac->on || !ac->seen_any || (!ac->read_any && ac->requests == ac->sent_requests))
+	if (!ac->on || !ac->req.seen_any ||
+		(!ac->read_any && ac->req.requests == ac->sent_requests))
 		return false;
 	return !ac->sent_any || ac->sent_acked != ac->read_upto ||
-	       ac->sent_requests != ac->requests;
+	       ac->sent_requests != ac->req.requests;
 }
 
 int inbox_ack_send(
 	struct inbox_ack *a, struct inbox_ack_conn *ac, struct rpma_conn *conn, const char **why)
 {
-	size_t off;
-	unsigned i;
+	struct rpmafs_ack ack = {.acked = ac->read_upto,
+		.credits = (uint16_t)(ac->share ? ac->share - 1 : 0),
+		.requests = ac->req.requests};
 	int ret;
 
 	if (!due(ac)) {
 		ac->owed = false;
 		return 0;
 	}
-	for (i = 0; i < INBOX_ACK_BUFS && (ac->busy & (1u << i)); i++)
-		;
-	if (i == INBOX_ACK_BUFS) {
+	ret = rpmafs_ackring_send(a->ring, ac->idx, &ac->busy, conn, &ack, why);
+	if (ret == 1) {
 		ac->owed = true;
 		return 1;
 	}
-	off = ((size_t)ac->idx * INBOX_ACK_BUFS + i) * RPMAFS_ACK_LEN;
-	rpmafs_ack_encode(&(struct rpmafs_ack){ac->read_upto,
-				  (uint16_t)(ac->share ? ac->share - 1 : 0), ac->requests},
-		a->bufs + off);
-	ret = rpma_send(conn, a->mr, off, RPMAFS_ACK_LEN, RPMA_F_COMPLETION_ALWAYS,
-		(const void *)(uintptr_t)i);
-	if (ret) {
-		*why = rpma_err_2str(ret);
+	if (ret)
 		return -1;
-	}
-	ac->busy |= 1u << i;
 	ac->sent_any = true;
 	ac->sent_acked = ac->read_upto;
-	ac->sent_requests = ac->requests;
+	ac->sent_requests = ac->req.requests;
 	ac->owed = false;
 	ac->acks++;
 	return 0;
 }
 
-int inbox_ack_sent(struct inbox_ack_conn *ac, const struct ibv_wc *wc, const char **why)
+int inbox_ack_sent(
+	struct inbox_ack *a, struct inbox_ack_conn *ac, const struct ibv_wc *wc, const char **why)
 {
-	if (wc->wr_id < INBOX_ACK_BUFS)
-		ac->busy &= ~(1u << wc->wr_id);
-	if (wc->status != IBV_WC_SUCCESS) {
+	if (rpmafs_ackring_sent(a->ring, &ac->busy, wc)) {
 		*why = "the acknowledgement's send failed";
 		return -1;
 	}

@@ -23,7 +23,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define INBOX_ACK_BUFS 4 /* acknowledgements in flight on one connection */
+#include "ackreq.h"
+#include "ackring.h"
+
+#define INBOX_ACK_BUFS RPMAFS_ACKRING_DEPTH /* acknowledgements in flight on one connection */
 #define INBOX_ACK_NONE UINT32_MAX
 
 struct inbox_ack;
@@ -32,16 +35,15 @@ struct inbox_ack;
 struct inbox_ack_conn {
 	bool on;	/* the sender offered the flag and it was accepted */
 	uint32_t share; /* receives held for it (0: none promised, credits 0) */
-	uint32_t idx;	/* its acknowledgement buffers in the registered region */
-	bool seen_any;
-	uint32_t seen;	   /* the number of the last message taken in */
-	uint16_t requests; /* REQUEST messages taken in */
+	uint32_t idx;	/* its lane of acknowledgement buffers (ackring.h) */
+	/* what was taken in: the last number, the REQUESTs (ackreq.h) */
+	struct rpmafs_ackreq req;
 	bool read_any;
 	uint32_t read_upto; /* every message up to this one was read (in order) */
 	bool sent_any;
 	uint32_t sent_acked; /* what the last acknowledgement said */
 	uint16_t sent_requests;
-	unsigned busy;	     /* bit i: buffer i is being sent */
+	unsigned busy;	     /* bit i: its lane's buffer i is being sent */
 	bool owed;	     /* an acknowledgement is due and no buffer was free */
 	uint32_t head, tail; /* its slots held, oldest first (INBOX_ACK_NONE: none) */
 	uint64_t acks, duplicates;
@@ -112,6 +114,7 @@ int inbox_ack_send(
 	struct inbox_ack *a, struct inbox_ack_conn *ac, struct rpma_conn *conn, const char **why);
 
 /* inbox_ack_sent -- the completion of an acknowledgement's send; 0 or -1 (failed: *why) */
-int inbox_ack_sent(struct inbox_ack_conn *ac, const struct ibv_wc *wc, const char **why);
+int inbox_ack_sent(
+	struct inbox_ack *a, struct inbox_ack_conn *ac, const struct ibv_wc *wc, const char **why);
 
 #endif /* RPMAFS_INBOX_ACK_H */

@@ -38,8 +38,7 @@
 #include "runtime/clock.h"
 #include "runtime/log.h"
 #include "runtime/loop.h"
-
-#define WC_BATCH 32
+#include "wc.h"
 
 /*
  * Connection attempts in flight at once, across the process (LINK_MAX_ATTEMPTS).
@@ -432,7 +431,7 @@ static void on_cq(void *arg)
 {
 	struct link_conn *c = arg;
 	struct link *link = c->link;
-	struct ibv_wc wc[WC_BATCH];
+	struct ibv_wc wc[RPMAFS_WC_BATCH];
 	int n, ret;
 
 	if (c->dead)
@@ -446,8 +445,8 @@ static void on_cq(void *arg)
 		char refused[160] = "";
 		bool more;
 
-		ret = rpma_cq_get_wc(c->cq, WC_BATCH, wc, &n);
-		more = n == WC_BATCH;
+		ret = rpma_cq_get_wc(c->cq, RPMAFS_WC_BATCH, wc, &n);
+		more = n == RPMAFS_WC_BATCH;
 		if (ret == RPMA_E_NO_COMPLETION)
 			break;
 		if (ret) {

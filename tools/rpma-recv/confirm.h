@@ -11,6 +11,10 @@
  * oldest record not acknowledged yet -- whichever comes first, and always
  * after the receives the records came in were posted again, so that the
  * credits it carries are receives that are really there.
+ *
+ * As in the mount's inbox, common/ackreq.h says what a completion is and
+ * common/ackring.h holds the buffers the acknowledgements are sent from
+ * (one lane here); when to acknowledge is decided in this file.
  */
 #ifndef RPMA_RECV_CONFIRM_H
 #define RPMA_RECV_CONFIRM_H
@@ -20,29 +24,32 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define RECV_ACK_BUFS 4	       /* acknowledgements in flight on one connection */
-#define RECV_ACK_EVERY 16      /* records */
-#define RECV_ACK_DELAY_MS 2    /* after the oldest record not acknowledged */
+#include "ackreq.h"
+#include "ackring.h"
+
+/* acknowledgements in flight on one connection */
+#define RECV_ACK_BUFS RPMAFS_ACKRING_DEPTH
+#define RECV_ACK_EVERY 16	  /* records */
+#define RECV_ACK_DELAY_MS 2	  /* after the oldest record not acknowledged */
 #define RECV_ACK_TAG (1ull << 63) /* the wr_id bit of an acknowledgement's send */
 
 struct recv_confirm {
-	struct rpma_mr_local *mr;
-	uint8_t *bufs;	 /* RECV_ACK_BUFS x RPMAFS_ACK_LEN bytes, registered */
-	unsigned busy;	 /* bit i: buffer i is being sent */
-	uint16_t credits; /* messages the sender may send past each acknowledgement */
+	/* its acknowledgement buffers: one lane, the sends tagged RECV_ACK_TAG */
+	struct rpmafs_ackring *ring;
+	unsigned busy;	   /* bit i: buffer i is being sent */
+	uint16_t credits;  /* messages the sender may send past each acknowledgement */
 	uint32_t reserved; /* receives of the shared queue held for this connection */
 
-	bool seen_any;
-	uint32_t seen;	   /* the number of the last message taken in */
+	/* what was taken in: the last number, the REQUESTs (ackreq.h) */
+	struct rpmafs_ackreq req;
 	bool written_any;
-	uint32_t written;  /* the number of the last record written out */
-	uint16_t requests; /* REQUEST messages taken in */
+	uint32_t written; /* the number of the last record written out */
 	bool acked_any;
-	uint32_t acked;	   /* what the last acknowledgement said */
+	uint32_t acked; /* what the last acknowledgement said */
 	uint16_t acked_requests;
-	unsigned unacked;  /* records written since */
-	int64_t since_ms;  /* when the oldest of them was written */
-	bool prompt;	   /* the sender waits: acknowledge at once */
+	unsigned unacked; /* records written since */
+	int64_t since_ms; /* when the oldest of them was written */
+	bool prompt;	  /* the sender waits: acknowledge at once */
 
 	uint64_t acks, duplicates;
 };

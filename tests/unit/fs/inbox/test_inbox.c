@@ -254,7 +254,7 @@ static void start(void)
 {
 	char why[256] = "";
 
-	if (inbox_new(&F.cfg, &Loop, NULL, NULL, &F.ib, why, sizeof(why)))
+	if (inbox_new(&F.cfg, &Loop, &F.ib, why, sizeof(why)))
 		fail_msg("inbox_new: %s", why);
 	inbox_set_arrival(F.ib, on_arrival, &F.arrivals);
 	/* the listener and the shared receive queue's completions */
@@ -902,7 +902,7 @@ static void new_refusals(void **state)
 
 	(void)state;
 	snprintf(F.cfg.address, sizeof(F.cfg.address), "127.0.0.1"); /* no RDMA device */
-	assert_int_equal(inbox_new(&F.cfg, &Loop, NULL, NULL, &F.ib, why, sizeof(why)), -1);
+	assert_int_equal(inbox_new(&F.cfg, &Loop, &F.ib, why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "listen = 127.0.0.1: no RDMA device has this address"));
 	inbox_delete(&F.ib);
 	assert_null(F.ib);
@@ -910,7 +910,7 @@ static void new_refusals(void **state)
 	snprintf(F.cfg.address, sizeof(F.cfg.address), "%s", UNIT_ADDR);
 	snprintf(F.cfg.allow[0], sizeof(F.cfg.allow[0]), "10.0.0.0/99");
 	F.cfg.nallow = 1;
-	assert_int_equal(inbox_new(&F.cfg, &Loop, NULL, NULL, &F.ib, why, sizeof(why)), -1);
+	assert_int_equal(inbox_new(&F.cfg, &Loop, &F.ib, why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "allow = 10.0.0.0/99: "));
 	inbox_delete(&F.ib);
 	assert_null(F.ib);
@@ -929,7 +929,7 @@ static void new_out_of_memory(void **state)
 		int ret;
 
 		alloc_fail_nth(n);
-		ret = inbox_new(&F.cfg, &Loop, NULL, NULL, &F.ib, why, sizeof(why));
+		ret = inbox_new(&F.cfg, &Loop, &F.ib, why, sizeof(why));
 		fired = alloc_fail_fired();
 		alloc_fail_nth(0);
 		if (!fired) {

@@ -179,7 +179,7 @@ static void test_duplicates_requests_bad(void **state)
 	assert_int_equal(take(&c, 1, 9), INBOX_TAKE_DUPLICATE);
 	assert_int_equal(c.duplicates, 2);
 	assert_int_equal(take(&c, 1, RPMAFS_IMM_REQUEST | RPMAFS_IMM_PROMPT), INBOX_TAKE_REQUEST);
-	assert_int_equal(c.requests, 1);
+	assert_int_equal(c.req.requests, 1);
 	assert_int_equal(take(&c, 1, RPMAFS_IMM_REQUEST | 4), INBOX_TAKE_BAD);
 	wc.wc_flags = 0;
 	assert_int_equal(inbox_ack_take(F.a, &c, 1, &wc, &why), INBOX_TAKE_BAD);
@@ -247,7 +247,7 @@ static void test_send(void **state)
 	assert_int_equal(inbox_ack_send(F.a, &c, conn, &why), 1);
 	assert_true(c.owed);
 	done = fx_wc(wr.wr_id, IBV_WC_SEND, IBV_WC_SUCCESS);
-	assert_int_equal(inbox_ack_sent(&c, &done, &why), 0);
+	assert_int_equal(inbox_ack_sent(F.a, &c, &done, &why), 0);
 	assert_int_equal(inbox_ack_send(F.a, &c, conn, &why), 0);
 	assert_false(c.owed);
 	assert_int_equal(fake_send_count(fx_qp(conn)), 5);
@@ -256,7 +256,7 @@ static void test_send(void **state)
 		rpmafs_ack_parse((void *)(uintptr_t)wr.sge.addr, wr.sge.length, &ack, &why), 0);
 	assert_int_equal(ack.acked, 5);
 	done.status = IBV_WC_WR_FLUSH_ERR;
-	assert_int_equal(inbox_ack_sent(&c, &done, &why), -1);
+	assert_int_equal(inbox_ack_sent(F.a, &c, &done, &why), -1);
 	inbox_ack_drop(F.a, &c, withdraw, post, NULL);
 	assert_int_equal(rpma_conn_delete(&conn), 0);
 }

@@ -53,7 +53,7 @@ static void records_and_duplicates(void **state)
 	/* gaps are allowed (a message failed for its own fault is not sent again) */
 	assert_int_equal(take(&rc, 9, 0, &num), RECV_TAKE_RECORD);
 	/* numbers wrap */
-	rc.seen = RPMAFS_SEQ_MASK;
+	rc.req.seen = RPMAFS_SEQ_MASK;
 	assert_int_equal(take(&rc, 0, 1, &num), RECV_TAKE_RECORD);
 	assert_int_equal(num, 0);
 }
@@ -76,7 +76,7 @@ static void protocol_errors(void **state)
 	assert_int_equal(take(&rc, RPMAFS_IMM_REQUEST | 3, 0, &num), RECV_TAKE_BAD);
 	assert_int_equal(take(&rc, RPMAFS_IMM_REQUEST | RPMAFS_IMM_PROMPT, 0, &num),
 		RECV_TAKE_REQUEST);
-	assert_int_equal(rc.requests, 1);
+	assert_int_equal(rc.req.requests, 1);
 }
 
 static void when_an_ack_is_due(void **state)

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fd.h -- small helpers for the event loop's file descriptors
+ * fd.h -- small helpers for the file descriptors an event loop watches
+ * (librpma's event channels and completion channels), for rpma-recv and
+ * the mount's inbox alike
  */
-#ifndef RPMA_RECV_FD_H
-#define RPMA_RECV_FD_H
+#ifndef RPMAFS_FD_H
+#define RPMAFS_FD_H
 
 #include <fcntl.h>
 #include <poll.h>
@@ -32,4 +34,4 @@ static inline bool fd_readable(int fd)
 	return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
 }
 
-#endif /* RPMA_RECV_FD_H */
+#endif /* RPMAFS_FD_H */

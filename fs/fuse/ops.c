@@ -31,7 +31,7 @@
 #include "runtime/pool.h"
 #include "runtime/workers.h"
 #include "spool/framed.h"
-#include "spool/openfiles.h"
+#include "spool/handle.h"
 #include "spool/spool.h"
 
 /* names never change, and spool attributes are invalidated on change */
@@ -81,7 +81,7 @@ static void fill_attr(struct tree *m, fuse_ino_t ino, struct stat *st)
 	 * Mark the attributes as cached before reading the figures: a
 	 * completion that lands in between then invalidates them (spool.c).
 	 */
-	atomic_store(&sp->attr_cached, true);
+	spool_attr_cached(sp);
 	spool_stats_get(sp, &ss);
 	st->st_mode = S_IFREG | (m->allow_other ? 0222 : 0200);
 	st->st_size = (off_t)ss.bytes_confirmed;
@@ -138,7 +138,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	for (unsigned i = 0; i < m->nspools; i++) {
-		const char *peer = m->spools[i].cfg->name;
+		const char *peer = spool_cfg(m->spools[i])->name;
 		size_t n = strlen(peer);
 
 		if (strncmp(name, peer, n) != 0)
@@ -193,14 +193,7 @@ static struct handle *handle_of(struct fuse_file_info *fi)
  */
 static void handle_note(struct fuse_file_info *fi, bool empty_intent, bool failed)
 {
-	struct handle *fh = fi ? handle_of(fi) : NULL;
-
-	if (!fh || fh->text)
-		return;
-	pthread_mutex_lock(&fh->sp->lock);
-	fh->empty_intent |= empty_intent;
-	fh->op_failed |= failed;
-	pthread_mutex_unlock(&fh->sp->lock);
+	handle_mark(fi ? handle_of(fi) : NULL, empty_intent, failed);
 }
 
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
@@ -285,7 +278,7 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			bool status = (n - 2) % 2 == 1;
 
 			st.st_ino = status ? status_ino(i) : spool_ino(i);
-			snprintf(name, sizeof(name), "%s%s", m->spools[i].cfg->name,
+			snprintf(name, sizeof(name), "%s%s", spool_cfg(m->spools[i])->name,
 				status ? ".status" : "");
 		}
 		st.st_mode = n < 2 ? S_IFDIR : S_IFREG;
@@ -309,6 +302,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct handle *fh;
 	struct spool *sp;
 	bool is_status;
+	int err;
 
 	sp = tree_spool_of(m, ino, &is_status);
 	if (!sp) {
@@ -319,35 +313,19 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EACCES);
 		return;
 	}
-	fh = calloc(1, sizeof(*fh));
-	if (!fh) {
-		fuse_reply_err(req, ENOMEM);
+	if (is_status) {
+		size_t len = 0;
+		/* a snapshot, so that reads at any offset agree with each other */
+		char *text = status_render(sp, &len, NULL);
+
+		err = handle_new_status(sp, text, len, &fh);
+	} else {
+		err = handle_new(sp, fi->flags, m->pool, &m->frames, &fh);
+	}
+	if (err) {
+		fuse_reply_err(req, -err);
 		return;
 	}
-	fh->sp = sp;
-	fh->flags = fi->flags;
-	fh->refs = 1;
-	if (is_status) {
-		/* a snapshot, so that reads at any offset agree with each other */
-		fh->text = status_render(sp, &fh->text_len, NULL);
-		if (!fh->text) {
-			free(fh);
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-	} else {
-		fh->sync = sp->cfg->mode == RPMAFS_MODE_SYNC ||
-			(fi->flags & (O_SYNC | O_DSYNC)) != 0;
-		/* `: > f` opens O_TRUNC (atomic O_TRUNC: the flag reaches us) */
-		fh->empty_intent = (fi->flags & O_TRUNC) != 0;
-		if (sp->cfg->framing == RPMAFS_FRAMING_FILE &&
-			framed_open(fh, m->pool, &m->frames)) {
-			free(fh);
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-	}
-	openfiles_add(sp, fh);
 	fi->fh = (uint64_t)(uintptr_t)fh;
 	/* one write, one message: never through the page cache */
 	fi->direct_io = 1;
@@ -361,10 +339,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->noflush = is_status || (fh->sync && !fh->frame);
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		/* the opener was interrupted: nobody will release this handle */
-		openfiles_remove(sp, fh);
-		framed_release(fh);
-		free(fh->text);
-		free(fh);
+		handle_delete(&fh);
 	}
 }
 
@@ -422,11 +397,6 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		return;
 	}
 
-	msg = calloc(1, sizeof(*msg));
-	if (!msg) {
-		refuse_write(sp, req, ENOMEM);
-		return;
-	}
 	err = workers_take_buffer(buf, nonblock, &slot);
 	if (err == -EINVAL) {
 		/* not in our pool (cannot happen with our reader): copy, and count it */
@@ -438,18 +408,14 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		}
 	}
 	if (err) {
-		free(msg);
 		refuse_write(sp, req, -err); /* ESHUTDOWN: unmounting */
 		return;
 	}
-	msg->kind = MSG_DATA;
-	msg->fh = fh;
-	msg->req = req;
-	msg->write_size = size;
-	msg->sync = fh->sync;
-	msg->slot = slot;
-	msg->offset = (size_t)(buf - (const char *)pool_base(m->pool));
-	msg->len = (uint32_t)size;
+	if (msg_new_write(fh, req, m->pool, slot, buf, (uint32_t)size, fh->sync, &msg)) {
+		pool_put(m->pool, slot);
+		refuse_write(sp, req, ENOMEM);
+		return;
+	}
 	spool_submit(sp, msg);
 }
 
@@ -495,16 +461,9 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 {
 	struct handle *fh = handle_of(fi);
 	struct spool *sp = fh->sp;
-	bool send_empty;
+	struct msg *msg;
 
 	(void)ino;
-	openfiles_remove(sp, fh);
-	if (fh->text) {
-		free(fh->text);
-		free(fh);
-		fuse_reply_err(req, 0);
-		return;
-	}
 	/*
 	 * The kernel never passes a 0-byte write(2) on, so the 0-byte message,
 	 * rpma_send(conn, NULL, 0, 0, ...), is read from what the handle saw
@@ -513,23 +472,13 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	 * and no operation on it failed. A look-only open, `>>` with nothing
 	 * written, `touch` and failed commands send nothing.
 	 */
-	pthread_mutex_lock(&sp->lock);
-	send_empty = fh->empty_intent && !fh->written && !fh->op_failed;
-	pthread_mutex_unlock(&sp->lock);
-	if (send_empty) {
-		struct msg *msg = calloc(1, sizeof(*msg));
-
-		if (msg) {
-			msg->kind = MSG_EMPTY;
-			msg->fh = fh;
-			msg->slot = POOL_NO_SLOT;
+	if (handle_sends_empty(fh)) {
+		if (msg_new_empty(fh, &msg) == 0)
 			spool_submit(sp, msg);
-		} else {
-			log_err("%s: out of memory: 0-byte message not sent", sp->cfg->name);
-		}
+		else
+			log_err("%s: out of memory: 0-byte message not sent", spool_cfg(sp)->name);
 	}
-	framed_release(fh);
-	spool_release(sp, fh);
+	handle_delete(&fh);
 	fuse_reply_err(req, 0);
 }
 

@@ -77,7 +77,7 @@ static const char *confirm_name(const struct rpmafs_peer_cfg *pc, const struct s
 static void value_of(const struct spool *sp, const struct spool_stats *st, enum key k,
 	char *buf, size_t len)
 {
-	const struct rpmafs_peer_cfg *pc = sp->cfg;
+	const struct rpmafs_peer_cfg *pc = spool_cfg(sp);
 
 	switch (k) {
 	case K_STATE:
@@ -201,15 +201,7 @@ char *status_render(struct spool *sp, size_t *len, struct timespec *changed)
 	}
 	*len = used;
 	if (changed) {
-		uint64_t h = text_hash(text, used);
-
-		pthread_mutex_lock(&sp->lock);
-		if (h != sp->status_hash) {
-			sp->status_hash = h;
-			clock_gettime(CLOCK_REALTIME, &sp->status_changed);
-		}
-		*changed = sp->status_changed;
-		pthread_mutex_unlock(&sp->lock);
+		*changed = spool_status_rendered(sp, text_hash(text, used));
 	}
 	return text;
 }

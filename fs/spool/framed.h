@@ -17,13 +17,9 @@
 
 #include "msg.h"
 
-struct frame_budget;
 struct handle;
 struct pool;
 struct spool;
-
-/* framed_open -- give fh its frame; 0 or -ENOMEM */
-int framed_open(struct handle *fh, struct pool *pool, struct frame_budget *budget);
 
 /* framed_write -- copy the write into the message at off (O_APPEND: at its end) */
 void framed_write(fuse_req_t req, struct handle *fh, const char *buf, size_t size, off_t off);
@@ -33,8 +29,5 @@ void framed_flush(fuse_req_t req, struct handle *fh, struct pool *pool);
 
 /* framed_truncate -- ftruncate(fd, size): 0 or the errno to answer */
 int framed_truncate(struct handle *fh, off_t size);
-
-/* framed_release -- the last close: drop fh's frame, if any (what no flush sent is not sent) */
-void framed_release(struct handle *fh);
 
 #endif /* RPMAFS_FRAMED_H */

@@ -86,8 +86,9 @@ struct timespec spool_status_rendered(struct spool *sp, uint64_t h);
 /*
  * spool_submit -- queue msg behind everything written before it and post
  * what the connection and the window allow, as one chain (the calling
- * worker posts, after its reply). Takes msg. An async write's reply is sent once it is queued on an up
- * link (else when it is posted), a sync one's at completion.
+ * worker posts, after its reply). Takes msg (made by a msg_new_*
+ * constructor, msg.h). An async write's reply is sent once it is queued on
+ * an up link (else when it is posted), a sync one's at completion.
  */
 void spool_submit(struct spool *sp, struct msg *msg);
 

@@ -8,11 +8,14 @@
  * path), events.c (what the link reports), timers.c (its deadlines),
  * handle.c (an open file, the spool's list of them, and the checks of
  * what goes through one), framed.c (a file-framed handle's operations).
- * The declarations here are the only way between these files (none
- * includes another's header), so that they stay one module of one state. Everything in struct spool is protected by
- * sp->lock unless said otherwise. Each *_locked step is called with it
- * held; replies it owes are collected in rs and sent by the caller after
- * the unlock (docs/design.md §10).
+ * What they call of each other is declared here, not in headers of their
+ * own (handle.h is the handle's public side, for fs/fuse/): they are one
+ * state cut into files, not modules layered on each other.
+ *
+ * Everything in struct spool is protected by sp->lock unless said
+ * otherwise. Each *_locked step is called with it held; replies it owes
+ * are collected in rs and sent by the caller after the unlock
+ * (docs/design.md §10).
  */
 #ifndef RPMAFS_SPOOL_IMPL_H
 #define RPMAFS_SPOOL_IMPL_H

@@ -26,6 +26,7 @@
 #include "runtime/clock.h"
 #include "runtime/loop.h"
 #include "runtime/pool.h"
+#include "spool/frame.h"
 #include "spool/handle.h"
 #include "spool/spool.h"
 #include "spool/spool_impl.h" /* white-box: the test reads the spool's state */
@@ -1030,6 +1031,157 @@ static void handle_lives_until_its_messages_end(void **state)
 	assert_true(Watched_freed);
 }
 
+/* handle_new reads what the open asks for: sync, the 0-byte intent, and counts it open */
+static void handle_new_reads_the_open_flags(void **state)
+{
+	struct handle *fh, *st;
+
+	(void)state;
+	assert_int_equal(handle_new(Sp, O_WRONLY, Pool, NULL, &fh), 0);
+	assert_false(fh->sync);
+	assert_false(fh->empty_intent);
+	assert_null(fh->frame); /* framing = write */
+	assert_int_equal(fh->refs, 1);
+	assert_int_equal(stats().open_handles, 1);
+	handle_delete(&fh);
+	assert_null(fh);
+	assert_int_equal(stats().open_handles, 0);
+
+	assert_int_equal(handle_new(Sp, O_WRONLY | O_DSYNC | O_TRUNC, Pool, NULL, &fh), 0);
+	assert_true(fh->sync);
+	assert_true(fh->empty_intent);
+	handle_delete(&fh);
+
+	/* mode = sync: every handle is */
+	Cfg.mode = RPMAFS_MODE_SYNC;
+	assert_int_equal(handle_new(Sp, O_WRONLY, Pool, NULL, &fh), 0);
+	assert_true(fh->sync);
+	handle_delete(&fh);
+
+	/* a status snapshot: listed, not counted among the spool file's open files */
+	assert_int_equal(handle_new_status(Sp, strdup("state: x\n"), 9, &st), 0);
+	assert_int_equal(st->text_len, 9);
+	assert_int_equal(stats().open_handles, 0);
+	Watched = st;
+	handle_delete(&st);
+	assert_true(Watched_freed);
+	/* a snapshot that could not be rendered: ENOMEM, nothing listed */
+	assert_int_equal(handle_new_status(Sp, NULL, 0, &st), -ENOMEM);
+}
+
+/* framing = file: the handle has its frame; deleting it drops the bytes no close sent */
+static void file_framed_handle_has_a_frame(void **state)
+{
+	struct frame_budget budget;
+	struct handle *fh;
+
+	(void)state;
+	Cfg.framing = RPMAFS_FRAMING_FILE;
+	frame_budget_init(&budget, NSLOTS);
+	assert_int_equal(handle_new(Sp, O_WRONLY, Pool, &budget, &fh), 0);
+	assert_non_null(fh->frame);
+	assert_int_equal(frame_write(fh->frame, 0, false, "abc", 3, 4096), 0);
+	assert_int_equal(pool_free_count(Pool), NSLOTS - 1); /* the frame's slot */
+	handle_delete(&fh);
+	assert_int_equal(pool_free_count(Pool), NSLOTS);
+	assert_int_equal(atomic_load(&budget.held), 0);
+}
+
+/* the 0-byte message: O_TRUNC or truncated to 0, nothing written, nothing failed */
+static void release_sends_empty_only_for_an_intent(void **state)
+{
+	struct handle *fh;
+
+	(void)state;
+	fh = open_handle(false);
+	assert_false(handle_sends_empty(fh)); /* `>>` or a look-only open */
+	handle_mark(fh, true, false);	      /* ftruncate(fd, 0) */
+	assert_true(handle_sends_empty(fh));
+	handle_delete(&fh);
+
+	assert_int_equal(handle_new(Sp, O_WRONLY | O_TRUNC, Pool, NULL, &fh), 0);
+	assert_true(handle_sends_empty(fh)); /* `: > f` */
+	handle_mark(fh, false, true);	     /* a failed command */
+	assert_false(handle_sends_empty(fh));
+	handle_delete(&fh);
+
+	assert_int_equal(handle_new(Sp, O_WRONLY | O_TRUNC, Pool, NULL, &fh), 0);
+	assert_int_equal(spool_write_check(Sp, fh, 8, false), 0); /* it wrote */
+	assert_false(handle_sends_empty(fh));
+	handle_delete(&fh);
+}
+
+/* a handle whose RELEASE never came (lazy unmount) is freed by spool_delete */
+static void unreleased_handle_freed_at_delete(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(false);
+
+	write_msg(fh, 8);
+	complete(1, IBV_WC_SUCCESS);
+	assert_int_equal(fh->refs, 1);
+	Watched = fh;
+	spool_stop(Sp);
+	spool_close(Sp);
+	assert_false(Watched_freed);
+	spool_delete(&Sp);
+	assert_null(Sp);
+	assert_true(Watched_freed);
+	/* teardown's spool again */
+	assert_int_equal(spool_new(&Env, 2, &Cfg, &Sp), 0);
+}
+
+/* each constructor's message goes through the spool as its kind says */
+static void each_kind_of_message_is_answered_as_its_kind(void **state)
+{
+	struct handle *fh;
+	struct msg *msg;
+	fuse_req_t req;
+	unsigned slot;
+
+	(void)state;
+	up(0);
+	fh = open_handle(true);
+	/* a sync write: its size, at completion */
+	uintptr_t w = write_msg(fh, 10);
+
+	assert_null(reply_of(w));
+	complete(1, IBV_WC_SUCCESS);
+	assert_true(reply_of(w)->write);
+	assert_int_equal(reply_of(w)->size, 10);
+	/* a file message with close = return: 0 once queued, not a size */
+	req = (fuse_req_t)Next_req++;
+	Attempted++;
+	assert_int_equal(msg_new_file(fh, req, Pool, slot_get(), 20, false, &msg), 0);
+	spool_submit(Sp, msg);
+	assert_false(reply_of((uintptr_t)req)->write);
+	assert_int_equal(reply_of((uintptr_t)req)->err, 0);
+	complete(2, IBV_WC_SUCCESS);
+	/* a 0-byte draft: an empty send, its slot back at once, answered 0 at its end */
+	req = (fuse_req_t)Next_req++;
+	Attempted++;
+	slot = slot_get();
+	assert_int_equal(msg_new_draft(req, Pool, slot, 0, true, NULL, NULL, &msg), 0);
+	assert_int_equal(pool_free_count(Pool), NSLOTS);
+	spool_submit(Sp, msg);
+	assert_int_equal(Posts[Nposts - 1].op, LINK_SEND_EMPTY);
+	assert_null(reply_of((uintptr_t)req));
+	complete(3, IBV_WC_SUCCESS);
+	assert_false(reply_of((uintptr_t)req)->write);
+	assert_int_equal(reply_of((uintptr_t)req)->err, 0);
+	/* the release's 0-byte message: sent, nobody answered */
+	unsigned replies = Nreplies;
+
+	empty_msg(fh);
+	assert_int_equal(Posts[Nposts - 1].op, LINK_SEND_EMPTY);
+	complete(4, IBV_WC_SUCCESS);
+	assert_int_equal(Nreplies, replies);
+	assert_int_equal(stats().completed, 4);
+	assert_accounts();
+	handle_delete(&fh);
+}
+
 static void handle_without_messages_ends_at_release(void **state)
 {
 	(void)state;
@@ -1932,6 +2084,11 @@ int main(void)
 		T_ON_ERROR(fsync_fences_unsignaled_sends_at_once),
 		T(handle_lives_until_its_messages_end),
 		T(handle_without_messages_ends_at_release),
+		T(handle_new_reads_the_open_flags),
+		T(file_framed_handle_has_a_frame),
+		T(release_sends_empty_only_for_an_intent),
+		T(unreleased_handle_freed_at_delete),
+		T(each_kind_of_message_is_answered_as_its_kind),
 		T_ON_ERROR(zero_byte_message_is_an_empty_send),
 		T_NO_WAIT(zero_byte_message_refused_is_counted),
 		T(accounting_holds_through_a_mix),

@@ -79,7 +79,7 @@ static void fill_attr(struct tree *m, fuse_ino_t ino, struct stat *st)
 	}
 	/*
 	 * Mark the attributes as cached before reading the figures: a
-	 * completion that lands in between then invalidates them (spool.c).
+	 * completion that lands in between then invalidates them (spool.h).
 	 */
 	spool_attr_cached(sp);
 	spool_stats_get(sp, &ss);

@@ -3,7 +3,7 @@
  * framed.h -- the FUSE operations of a spool file opened with framing = file
  *
  * ops.c hands a file-framed handle's write, flush, ftruncate and release
- * here; the bytes are assembled by frame.c and sent by spool.c as one
+ * here; the bytes are assembled by frame.c and sent by send.c as one
  * message per close(2) with new bytes (docs/design.md §4.6). Each function
  * ends in exactly one FUSE reply, sent now or when the message is posted
  * (async) or completed (sync).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * test_spool.c -- fs/spool.c with a fake link, a fake loop and fake replies
+ * test_spool.c -- fs/spool/ with a fake link, a fake loop and fake replies
  *
  * The link is a fake that records posts and drops and hands the test the
  * spool's link_ops, so the test plays the loop thread: it reports the link

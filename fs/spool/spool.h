@@ -18,10 +18,8 @@
 #ifndef RPMAFS_SPOOL_H
 #define RPMAFS_SPOOL_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <pthread.h>
 #include <time.h>
 
 #include "config.h"

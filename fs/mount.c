@@ -21,7 +21,6 @@
 #include "runtime/notify.h"
 #include "runtime/pool.h"
 #include "runtime/workers.h"
-#include "spool/openfiles.h"
 
 /*
  * libfuse reads each request with one read(2) of its bufsize: 256 pages for
@@ -39,7 +38,7 @@ static uint64_t mount_tick(void *arg, uint64_t now)
 	uint64_t next = 0;
 
 	for (unsigned i = 0; i < m->tree.nspools; i++) {
-		uint64_t at = spool_tick(&m->tree.spools[i], now);
+		uint64_t at = spool_tick(m->tree.spools[i], now);
 
 		if (at && (!next || at < next))
 			next = at;
@@ -110,10 +109,8 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 	for (; m->tree.nspools < npeers; m->tree.nspools++) {
 		unsigned i = m->tree.nspools;
 
-		if (spool_init(&m->tree.spools[i], &m->env, spool_ino(i), &m->cfg->peers[i])) {
-			spool_fini(&m->tree.spools[i]);
+		if (spool_new(&m->env, spool_ino(i), &m->cfg->peers[i], &m->tree.spools[i]))
 			goto nomem;
-		}
 	}
 	return 0;
 nomem:
@@ -186,8 +183,8 @@ static void drain(struct mount *m)
 	uint64_t cap = 0, deadline;
 
 	for (unsigned i = 0; i < m->tree.nspools; i++)
-		if (m->tree.spools[i].cfg->send_timeout_ms > cap)
-			cap = m->tree.spools[i].cfg->send_timeout_ms;
+		if (spool_cfg(m->tree.spools[i])->send_timeout_ms > cap)
+			cap = spool_cfg(m->tree.spools[i])->send_timeout_ms;
 	cap += 2000;
 	if (cap > DRAIN_CAP_MS)
 		cap = DRAIN_CAP_MS;
@@ -196,7 +193,7 @@ static void drain(struct mount *m)
 		unsigned busy = 0;
 
 		for (unsigned i = 0; i < m->tree.nspools; i++)
-			busy += spool_busy(&m->tree.spools[i]);
+			busy += spool_busy(m->tree.spools[i]);
 		if (!busy)
 			return;
 		if (now_ms() >= deadline) {
@@ -220,7 +217,7 @@ void mount_stop(struct mount *m)
 	if (m->loop_running) {
 		drain(m);
 		for (unsigned i = 0; i < m->tree.nspools; i++)
-			spool_stop(&m->tree.spools[i]);
+			spool_stop(m->tree.spools[i]);
 		/* waits for connection attempts still running (their connect timeout) */
 		loop_stop(m->loop);
 		m->loop_running = false;
@@ -228,7 +225,7 @@ void mount_stop(struct mount *m)
 	/* unread messages were never acknowledged; parked reads end (EOF) */
 	inbox_delete(&m->tree.inbox);
 	for (unsigned i = 0; i < m->tree.nspools; i++)
-		spool_close(&m->tree.spools[i]);
+		spool_close(m->tree.spools[i]);
 }
 
 void mount_close(struct mount *m)
@@ -245,10 +242,8 @@ void mount_close(struct mount *m)
 
 void mount_teardown(struct mount *m)
 {
-	for (unsigned i = 0; i < m->tree.nspools; i++) {
-		openfiles_free(&m->tree.spools[i]);
-		spool_fini(&m->tree.spools[i]);
-	}
+	for (unsigned i = 0; i < m->tree.nspools; i++)
+		spool_delete(&m->tree.spools[i]);
 	free(m->tree.spools);
 	m->tree.spools = NULL;
 	m->tree.nspools = 0;

@@ -251,24 +251,25 @@ static void draft_answered(void *ctx, uint64_t arg, int err)
 /* rename(draft, <peer>): the draft's bytes, copied once into a pool slot, as one message */
 static void send_draft(fuse_req_t req, struct tree *t, struct spool *sp, const char *name)
 {
-	struct spool_stats ss;
+	const struct rpmafs_peer_cfg *pc = spool_cfg(sp);
 	struct sent_draft *sd;
-	struct msg *msg;
+	struct msg *msg = NULL;
 	unsigned slot;
 	ssize_t n;
 
-	spool_stats_get(sp, &ss);
 	if (pool_get(t->pool, false, &slot)) {
-		log_warn("%s: no pool slot free to send draft %s", sp->cfg->name, name);
+		log_warn("%s: no pool slot free to send draft %s", pc->name, name);
 		fuse_reply_err(req, ENOBUFS);
 		return;
 	}
-	n = drafts_copy_out(t->drafts, name, pool_slot_ptr(t->pool, slot), ss.max_message);
-	msg = n >= 0 ? calloc(1, sizeof(*msg)) : NULL;
-	sd = msg ? calloc(1, sizeof(*sd)) : NULL;
-	if (!sd) {
+	n = drafts_copy_out(t->drafts, name, pool_slot_ptr(t->pool, slot), spool_max_message(sp));
+	sd = n >= 0 ? calloc(1, sizeof(*sd)) : NULL;
+	/* the rename is the draft's close: with close = wait it returns once confirmed */
+	if (!sd || msg_new_draft(req, t->pool, slot, (uint32_t)n,
+			   pc->mode == RPMAFS_MODE_SYNC || pc->close == RPMAFS_CLOSE_WAIT,
+			   draft_answered, sd, &msg)) {
 		pool_put(t->pool, slot);
-		free(msg);
+		free(sd);
 		if (n == -EMSGSIZE)
 			spool_refuse(sp);
 		fuse_reply_err(req, n < 0 ? (int)-n : ENOMEM);
@@ -276,23 +277,8 @@ static void send_draft(fuse_req_t req, struct tree *t, struct spool *sp, const c
 	}
 	sd->drafts = t->drafts;
 	snprintf(sd->name, sizeof(sd->name), "%s", name);
-	msg->kind = n ? MSG_DATA : MSG_EMPTY;
-	msg->req = req;
-	msg->flush = true; /* answered 0 or an errno, like a close */
-	/* the rename is the draft's close: with close = wait it returns once confirmed */
-	msg->sync = sp->cfg->mode == RPMAFS_MODE_SYNC || sp->cfg->close == RPMAFS_CLOSE_WAIT;
-	msg->answered = draft_answered;
-	msg->answered_ctx = sd;
-	if (n) {
-		msg->slot = slot;
-		msg->offset =
-			(size_t)((char *)pool_slot_ptr(t->pool, slot) - (char *)pool_base(t->pool));
-		msg->len = (uint32_t)n;
+	if (n)
 		spool_count_copy(sp);
-	} else {
-		pool_put(t->pool, slot);
-		msg->slot = POOL_NO_SLOT;
-	}
 	spool_submit(sp, msg);
 }
 

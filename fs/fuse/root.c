@@ -92,7 +92,7 @@ static void fixed_entry(struct tree *t, off_t n, char *name, size_t len, fuse_in
 		bool status = (n - 2) % 2 == 1;
 
 		*ino = status ? status_ino(i) : spool_ino(i);
-		snprintf(name, len, "%s%s", t->spools[i].cfg->name, status ? ".status" : "");
+		snprintf(name, len, "%s%s", spool_cfg(t->spools[i])->name, status ? ".status" : "");
 	}
 }
 

@@ -8,6 +8,7 @@
 
 #include "setattr.h"
 #include "spool/framed.h"
+#include "spool/handle.h"
 #include "spool/spool.h"
 
 int setattr_spool(const struct setattr_what *w, bool *empty_intent)

@@ -18,7 +18,7 @@
 #include "runtime/pool.h"
 #include "runtime/workers.h"
 #include "spool/framed.h"
-#include "spool/openfiles.h"
+#include "spool/handle.h"
 #include "spool/spool.h"
 
 /* names never change, and spool attributes are invalidated on change */
@@ -36,9 +36,9 @@ static void fill_attr(struct tree *t, struct spool *sp, fuse_ino_t ino, struct s
 	st->st_nlink = 1;
 	/*
 	 * Mark the attributes as cached before reading the figures: a
-	 * completion that lands in between then invalidates them (spool.c).
+	 * completion that lands in between then invalidates them (spool.h).
 	 */
-	atomic_store(&sp->attr_cached, true);
+	spool_attr_cached(sp);
 	spool_stats_get(sp, &ss);
 	st->st_mode = S_IFREG | (t->allow_other ? 0222 : 0200);
 	st->st_size = (off_t)ss.bytes_confirmed;
@@ -83,14 +83,7 @@ static struct handle *handle_of(struct fuse_file_info *fi)
  */
 static void handle_note(struct fuse_file_info *fi, bool empty_intent, bool failed)
 {
-	struct handle *fh = fi ? handle_of(fi) : NULL;
-
-	if (!fh || fh->text)
-		return;
-	pthread_mutex_lock(&fh->sp->lock);
-	fh->empty_intent |= empty_intent;
-	fh->op_failed |= failed;
-	pthread_mutex_unlock(&fh->sp->lock);
+	handle_mark(fi ? handle_of(fi) : NULL, empty_intent, failed);
 }
 
 void spoolfile_setattr(fuse_req_t req, struct tree *t, struct spool *sp, fuse_ino_t ino,
@@ -125,28 +118,17 @@ void spoolfile_setattr(fuse_req_t req, struct tree *t, struct spool *sp, fuse_in
 void spoolfile_open(fuse_req_t req, struct tree *t, struct spool *sp, struct fuse_file_info *fi)
 {
 	struct handle *fh;
+	int err;
 
 	if ((fi->flags & O_ACCMODE) != O_WRONLY) {
 		fuse_reply_err(req, EACCES);
 		return;
 	}
-	fh = calloc(1, sizeof(*fh));
-	if (!fh) {
-		fuse_reply_err(req, ENOMEM);
+	err = handle_new(sp, fi->flags, t->pool, &t->frames, &fh);
+	if (err) {
+		fuse_reply_err(req, -err);
 		return;
 	}
-	fh->sp = sp;
-	fh->flags = fi->flags;
-	fh->refs = 1;
-	fh->sync = sp->cfg->mode == RPMAFS_MODE_SYNC || (fi->flags & (O_SYNC | O_DSYNC)) != 0;
-	/* `: > f` opens O_TRUNC (atomic O_TRUNC: the flag reaches us) */
-	fh->empty_intent = (fi->flags & O_TRUNC) != 0;
-	if (sp->cfg->framing == RPMAFS_FRAMING_FILE && framed_open(fh, t->pool, &t->frames)) {
-		free(fh);
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	openfiles_add(sp, fh);
 	fi->fh = (uint64_t)(uintptr_t)fh;
 	/* one write, one message: never through the page cache */
 	fi->direct_io = 1;
@@ -160,9 +142,7 @@ void spoolfile_open(fuse_req_t req, struct tree *t, struct spool *sp, struct fus
 	fi->noflush = fh->sync && !fh->frame;
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		/* the opener was interrupted: nobody will release this handle */
-		openfiles_remove(sp, fh);
-		framed_release(fh);
-		free(fh);
+		handle_delete(&fh);
 	}
 }
 
@@ -204,11 +184,6 @@ void spoolfile_write(fuse_req_t req, struct tree *t, const char *buf, size_t siz
 		return;
 	}
 
-	msg = calloc(1, sizeof(*msg));
-	if (!msg) {
-		refuse_write(sp, req, ENOMEM);
-		return;
-	}
 	err = workers_take_buffer(buf, nonblock, &slot);
 	if (err == -EINVAL) {
 		/* not in our pool (cannot happen with our reader): copy, and count it */
@@ -220,18 +195,14 @@ void spoolfile_write(fuse_req_t req, struct tree *t, const char *buf, size_t siz
 		}
 	}
 	if (err) {
-		free(msg);
 		refuse_write(sp, req, -err); /* ESHUTDOWN: unmounting */
 		return;
 	}
-	msg->kind = MSG_DATA;
-	msg->fh = fh;
-	msg->req = req;
-	msg->write_size = size;
-	msg->sync = fh->sync;
-	msg->slot = slot;
-	msg->offset = (size_t)(buf - (const char *)pool_base(t->pool));
-	msg->len = (uint32_t)size;
+	if (msg_new_write(fh, req, t->pool, slot, buf, (uint32_t)size, fh->sync, &msg)) {
+		pool_put(t->pool, slot);
+		refuse_write(sp, req, ENOMEM);
+		return;
+	}
 	spool_submit(sp, msg);
 }
 
@@ -267,9 +238,8 @@ void spoolfile_release(fuse_req_t req, struct fuse_file_info *fi)
 {
 	struct handle *fh = handle_of(fi);
 	struct spool *sp = fh->sp;
-	bool send_empty;
+	struct msg *msg;
 
-	openfiles_remove(sp, fh);
 	/*
 	 * The kernel never passes a 0-byte write(2) on, so the 0-byte message,
 	 * rpma_send(conn, NULL, 0, 0, ...), is read from what the handle saw
@@ -278,23 +248,13 @@ void spoolfile_release(fuse_req_t req, struct fuse_file_info *fi)
 	 * and no operation on it failed. A look-only open, `>>` with nothing
 	 * written, `touch` and failed commands send nothing.
 	 */
-	pthread_mutex_lock(&sp->lock);
-	send_empty = fh->empty_intent && !fh->written && !fh->op_failed;
-	pthread_mutex_unlock(&sp->lock);
-	if (send_empty) {
-		struct msg *msg = calloc(1, sizeof(*msg));
-
-		if (msg) {
-			msg->kind = MSG_EMPTY;
-			msg->fh = fh;
-			msg->slot = POOL_NO_SLOT;
+	if (handle_sends_empty(fh)) {
+		if (msg_new_empty(fh, &msg) == 0)
 			spool_submit(sp, msg);
-		} else {
-			log_err("%s: out of memory: 0-byte message not sent", sp->cfg->name);
-		}
+		else
+			log_err("%s: out of memory: 0-byte message not sent", spool_cfg(sp)->name);
 	}
-	framed_release(fh);
-	spool_release(sp, fh);
+	handle_delete(&fh);
 	fuse_reply_err(req, 0);
 }
 

@@ -83,7 +83,7 @@ static void value_of(const void *snap_v, unsigned key, char *buf, size_t len)
 {
 	const struct snap *snap = snap_v;
 	const struct spool_stats *st = &snap->st;
-	const struct rpmafs_peer_cfg *pc = snap->sp->cfg;
+	const struct rpmafs_peer_cfg *pc = spool_cfg(snap->sp);
 	enum key k = (enum key)key;
 
 	switch (k) {
@@ -201,15 +201,7 @@ char *status_render(struct spool *sp, size_t *len, struct timespec *changed)
 	spool_stats_get(sp, &snap.st);
 	text = keys_text(&spool_keys, &snap, len);
 	if (text && changed) {
-		uint64_t h = text_hash(text, *len);
-
-		pthread_mutex_lock(&sp->lock);
-		if (h != sp->status_hash) {
-			sp->status_hash = h;
-			clock_gettime(CLOCK_REALTIME, &sp->status_changed);
-		}
-		*changed = sp->status_changed;
-		pthread_mutex_unlock(&sp->lock);
+		*changed = spool_status_rendered(sp, text_hash(text, *len));
 	}
 	return text;
 }

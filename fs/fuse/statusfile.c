@@ -11,7 +11,7 @@
 #include "status.h"
 #include "statusfile.h"
 #include "tree.h"
-#include "spool/openfiles.h"
+#include "spool/handle.h"
 #include "spool/spool.h"
 
 /* the name never changes; the text does, so its attributes are never cached */
@@ -84,27 +84,21 @@ static struct handle *handle_of(struct fuse_file_info *fi)
 void statusfile_open(fuse_req_t req, struct spool *sp, struct fuse_file_info *fi)
 {
 	struct handle *fh;
+	size_t len = 0;
+	char *text;
+	int err;
 
 	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
 		fuse_reply_err(req, EACCES);
 		return;
 	}
-	fh = calloc(1, sizeof(*fh));
-	if (!fh) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	fh->sp = sp;
-	fh->flags = fi->flags;
-	fh->refs = 1;
 	/* a snapshot, so that reads at any offset agree with each other */
-	fh->text = status_render(sp, &fh->text_len, NULL);
-	if (!fh->text) {
-		free(fh);
-		fuse_reply_err(req, ENOMEM);
+	text = status_render(sp, &len, NULL);
+	err = handle_new_status(sp, text, len, &fh);
+	if (err) {
+		fuse_reply_err(req, -err);
 		return;
 	}
-	openfiles_add(sp, fh);
 	fi->fh = (uint64_t)(uintptr_t)fh;
 	fi->direct_io = 1;
 	fi->keep_cache = 0;
@@ -112,9 +106,7 @@ void statusfile_open(fuse_req_t req, struct spool *sp, struct fuse_file_info *fi
 	fi->noflush = 1;
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		/* the opener was interrupted: nobody will release this handle */
-		openfiles_remove(sp, fh);
-		free(fh->text);
-		free(fh);
+		handle_delete(&fh);
 	}
 }
 
@@ -135,9 +127,7 @@ void statusfile_release(fuse_req_t req, struct fuse_file_info *fi)
 {
 	struct handle *fh = handle_of(fi);
 
-	openfiles_remove(fh->sp, fh);
-	free(fh->text);
-	free(fh);
+	handle_delete(&fh);
 	fuse_reply_err(req, 0);
 }
 

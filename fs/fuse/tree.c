@@ -44,7 +44,7 @@ enum node_kind tree_lookup(struct tree *t, const char *name, fuse_ino_t *ino, st
 		return NODE_INBOX_STATUS;
 	}
 	for (unsigned i = 0; i < t->nspools; i++) {
-		const char *peer = t->spools[i].cfg->name;
+		const char *peer = spool_cfg(t->spools[i])->name;
 		size_t n = strlen(peer);
 
 		if (strncmp(name, peer, n) != 0)
@@ -56,7 +56,7 @@ enum node_kind tree_lookup(struct tree *t, const char *name, fuse_ino_t *ino, st
 		} else {
 			continue;
 		}
-		*sp = &t->spools[i];
+		*sp = t->spools[i];
 		return name[n] == '\0' ? NODE_SPOOL : NODE_STATUS;
 	}
 	return NODE_NONE;

@@ -39,7 +39,7 @@ struct tree {
 	struct frame_budget frames;	/* pool slots file messages may hold (frame.h) */
 	struct drafts *drafts;		/* files for write-then-rename (draft.h) */
 	unsigned nspools;
-	struct spool *spools;
+	struct spool **spools;		/* one per peer, in config order */
 	struct inbox *inbox;		/* [rpmafs] listen: inbox.h; else NULL */
 	uid_t uid;			/* the mount's owner: every file's */
 	gid_t gid;
@@ -90,7 +90,7 @@ static inline struct spool *tree_spool_of(struct tree *t, fuse_ino_t ino, bool *
 	if (index >= t->nspools)
 		return NULL;
 	*is_status = (ino - 2) % 2 == 1;
-	return &t->spools[index];
+	return t->spools[index];
 }
 
 /* the inbox's inodes: those a spool after the last would have (used only with t->inbox) */

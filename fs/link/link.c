@@ -2,18 +2,9 @@
 /*
  * link.c -- the RDMA connection to one peer (see link.h)
  *
- * The whole state machine is here, one function per event:
- *
- *	event				from		to
- *	link_tick: retry due		BACKOFF/FAILED	CONNECTING (start_attempt)
- *	  ... the attempt cannot start			BACKOFF (attempt_failed)
- *	attempt_done: connected		CONNECTING	UP
- *	attempt_done: failed		CONNECTING	BACKOFF, or FAILED for good
- *	on_cm_event: not ESTABLISHED	UP		DRAINING (lost)
- *	on_cq: the channel failed	UP		DRAINING (lost)
- *	link_drop			UP		DRAINING
- *	on_cq: nothing outstanding	DRAINING	BACKOFF (end_drain)
- *	link_tick: grace over		DRAINING	BACKOFF (end_drain)
+ * The whole state machine is here, one function per event; the table
+ * below (link_table) is every transition there is, and move_locked(), the
+ * one place the state changes, refuses any other (and logs it: a bug).
  *
  * The state is guarded by link->lock, which is never held while calling
  * the user's functions (link_ops): they may take their own locks and call
@@ -73,7 +64,7 @@ struct link {
 	bool tried;		/* an attempt has ended since the mount */
 	bool stopping;		/* unmounting: no more attempts */
 	uint64_t backoff_ms;	/* the delay after the next failed attempt */
-	uint64_t retry_at_ms;	/* BACKOFF, FAILED: when to try (0: never) */
+	uint64_t retry_at_ms;	/* BACKOFF, RETRY_SLOW: when to try (0: never) */
 	uint64_t teardown_at_ms; /* DRAINING: the end of the grace */
 	bool drained;		/* DRAINING: nothing outstanding any more */
 	int cause;		/* why the last attempt failed (link_unsent), 0: none did */
@@ -82,6 +73,66 @@ struct link {
 };
 
 static void attempt_done(void *arg);
+
+/* every transition of the state machine: the event, and the function that makes it */
+static const struct link_transition {
+	enum link_state from, to;
+	const char *event;
+} link_table[] = {
+	{LINK_BACKOFF, LINK_CONNECTING, "link_tick: the retry is due (start_attempt_locked)"},
+	{LINK_RETRY_SLOW, LINK_CONNECTING, "link_tick: the cap is over (start_attempt_locked)"},
+	{LINK_CONNECTING, LINK_UP, "attempt_done: connected"},
+	{LINK_CONNECTING, LINK_BACKOFF,
+		"attempt_failed: the attempt failed or could not start; "
+		"attempt_done: it ended after link_stop"},
+	{LINK_CONNECTING, LINK_RETRY_SLOW,
+		"attempt_failed: retrying alone will not mend it (bad private data, no pool "
+		"registration)"},
+	{LINK_UP, LINK_DRAINING,
+		"begin_drain_locked: a CM event, a failed channel (lost), the user's link_drop"},
+	{LINK_DRAINING, LINK_BACKOFF,
+		"end_drain: nothing outstanding (on_cq, link_tick), or the grace is over (link_tick)"},
+	{LINK_BACKOFF, LINK_CLOSED, "link_close: unmount"},
+	{LINK_RETRY_SLOW, LINK_CLOSED, "link_close: unmount"},
+	{LINK_CONNECTING, LINK_CLOSED,
+		"link_close: unmount; the attempt is discarded when it ends"},
+	{LINK_UP, LINK_CLOSED, "link_close: unmount; disconnected"},
+	{LINK_DRAINING, LINK_CLOSED, "link_close: unmount; the drain is cut short"},
+};
+
+static const char *const state_names[LINK_STATES] = {
+	[LINK_BACKOFF] = "BACKOFF",
+	[LINK_CONNECTING] = "CONNECTING",
+	[LINK_UP] = "UP",
+	[LINK_DRAINING] = "DRAINING",
+	[LINK_RETRY_SLOW] = "RETRY_SLOW",
+	[LINK_CLOSED] = "CLOSED",
+};
+
+const char *link_state_name(enum link_state s)
+{
+	return (unsigned)s < LINK_STATES ? state_names[s] : "?";
+}
+
+bool link_may_move(enum link_state from, enum link_state to)
+{
+	for (size_t i = 0; i < sizeof(link_table) / sizeof(link_table[0]); i++)
+		if (link_table[i].from == from && link_table[i].to == to)
+			return true;
+	return false;
+}
+
+/* under link->lock: the one place the state changes; false (and logged) if not in the table */
+static bool move_locked(struct link *link, enum link_state to)
+{
+	if (!link_may_move(link->state, to)) {
+		log_err("%s: link: %s -> %s refused: not a transition of the link",
+			link->cfg.peer->name, link_state_name(link->state), link_state_name(to));
+		return false;
+	}
+	link->state = to;
+	return true;
+}
 
 int link_new(const struct link_cfg *cfg, struct link **link_ptr)
 {
@@ -146,7 +197,7 @@ const char *link_status(struct link *link)
 	case LINK_UP:
 		s = "connected";
 		break;
-	case LINK_FAILED:
+	case LINK_RETRY_SLOW:
 		s = "failed";
 		break;
 	default:
@@ -229,7 +280,7 @@ static struct link_conn *conn_attach(struct link_attempt *a)
 
 /* ---- the transitions ---- */
 
-/* CONNECTING (or about to be) -> BACKOFF or FAILED; loop thread, no lock held */
+/* CONNECTING -> BACKOFF or RETRY_SLOW; loop thread, no lock held */
 static void attempt_failed(struct link *link, bool permanent, int cause, const char *why)
 {
 	const struct rpmafs_peer_cfg *pc = link->cfg.peer;
@@ -238,7 +289,10 @@ static void attempt_failed(struct link *link, bool permanent, int cause, const c
 	link->tried = true;
 	link->cause = cause ? cause : ENOTCONN;
 	snprintf(link->cause_why, sizeof(link->cause_why), "%s", why);
-	link->state = permanent ? LINK_FAILED : LINK_BACKOFF;
+	if (!move_locked(link, permanent ? LINK_RETRY_SLOW : LINK_BACKOFF)) {
+		pthread_mutex_unlock(&link->lock);
+		return; /* closed meanwhile */
+	}
 	if (permanent || link->backoff_ms == LINK_BACKOFF_FIRST_MS)
 		log_warn("%s: cannot connect to %s:%u: %s", pc->name, pc->address, pc->port, why);
 	else
@@ -251,14 +305,24 @@ static void attempt_failed(struct link *link, bool permanent, int cause, const c
 	link->cfg.ops->on_down(link->cfg.ctx, LINK_ATTEMPT_FAILED, why);
 }
 
-/* BACKOFF or FAILED -> CONNECTING; under link->lock. 0 or why it cannot start. */
+/*
+ * BACKOFF or RETRY_SLOW -> CONNECTING; under link->lock. 0 or why it cannot
+ * start (still CONNECTING: the caller fails the attempt, attempt_failed).
+ */
 static int start_attempt_locked(struct link *link, char *why, size_t whylen)
 {
-	struct link_attempt *a = calloc(1, sizeof(*a));
+	struct link_attempt *a;
 	pthread_attr_t attr;
 	pthread_t tid;
 	int ret;
 
+	if (!move_locked(link, LINK_CONNECTING)) {
+		snprintf(why, whylen, "cannot start a connection attempt from %s",
+			link_state_name(link->state));
+		return -EINVAL;
+	}
+	link->retry_at_ms = 0;
+	a = calloc(1, sizeof(*a));
 	if (!a) {
 		snprintf(why, whylen, "cannot start a connection attempt: out of memory");
 		return -ENOMEM;
@@ -270,8 +334,6 @@ static int start_attempt_locked(struct link *link, char *why, size_t whylen)
 	a->sq_depth = LINK_SQ_DEPTH(link->cfg.window);
 	a->done_task = (struct loop_task){.fn = attempt_done, .arg = a};
 	__atomic_add_fetch(&attempts_running, 1, __ATOMIC_RELAXED);
-	link->state = LINK_CONNECTING;
-	link->retry_at_ms = 0;
 	/* the loop does not stop while the attempt may still hand it its result */
 	loop_hold(link->cfg.loop);
 	pthread_attr_init(&attr);
@@ -288,13 +350,13 @@ static int start_attempt_locked(struct link *link, char *why, size_t whylen)
 	return 0;
 }
 
-/* the attempt's thread has ended: CONNECTING -> UP, BACKOFF or FAILED */
+/* the attempt's thread has ended: CONNECTING -> UP, BACKOFF or RETRY_SLOW (closed: discarded) */
 static void attempt_done(void *arg)
 {
 	struct link_attempt *a = arg;
 	struct link *link = a->link;
 	struct link_conn *c = NULL;
-	bool stopping;
+	bool stopping, closed;
 
 	/* a slot is free: the tick starts the next due attempt waiting for one */
 	__atomic_sub_fetch(&attempts_running, 1, __ATOMIC_RELAXED);
@@ -302,19 +364,22 @@ static void attempt_done(void *arg)
 		loop_arm(link->cfg.loop, 1);
 	pthread_mutex_lock(&link->lock);
 	stopping = link->stopping;
+	closed = link->state == LINK_CLOSED;
 	pthread_mutex_unlock(&link->lock);
-	if (a->conn && !stopping)
+	if (a->conn && !stopping && !closed)
 		c = conn_attach(a);
 	if (a->conn) {
-		/* unmounting, or it cannot be watched: nobody will use it */
+		/* unmounting, closed, or it cannot be watched: nobody will use it */
 		rpma_conn_disconnect(a->conn);
 		rpma_conn_delete(&a->conn);
 	}
 	linkack_delete(&a->la);
 
-	if (c) {
+	if (closed) {
+		/* link_close came first: CLOSED stays (nothing leaves it) */
+	} else if (c) {
 		pthread_mutex_lock(&link->lock);
-		link->state = LINK_UP;
+		move_locked(link, LINK_UP);
 		link->cur = c;
 		link->tried = true;
 		link->backoff_ms = LINK_BACKOFF_FIRST_MS;
@@ -323,7 +388,7 @@ static void attempt_done(void *arg)
 		link->cfg.ops->on_up(link->cfg.ctx, a->peer_max, a->credits);
 	} else if (stopping) {
 		pthread_mutex_lock(&link->lock);
-		link->state = LINK_BACKOFF;
+		move_locked(link, LINK_BACKOFF);
 		link->retry_at_ms = 0;
 		pthread_mutex_unlock(&link->lock);
 	} else {
@@ -340,7 +405,7 @@ static bool begin_drain_locked(struct link *link, const char *reason)
 
 	if (link->state != LINK_UP)
 		return false;
-	link->state = LINK_DRAINING;
+	move_locked(link, LINK_DRAINING);
 	link->drained = false;
 	log_warn("%s: connection to %s lost: %s", pc->name, pc->address, reason);
 	rpma_conn_disconnect(link->cur->conn);
@@ -362,7 +427,7 @@ static void end_drain(struct link *link)
 	}
 	c = link->cur;
 	link->cur = NULL;
-	link->state = LINK_BACKOFF;
+	move_locked(link, LINK_BACKOFF);
 	schedule_retry_locked(link);
 	pthread_mutex_unlock(&link->lock);
 
@@ -477,7 +542,7 @@ uint64_t link_tick(struct link *link, uint64_t now)
 	pthread_mutex_lock(&link->lock);
 	switch (link->state) {
 	case LINK_BACKOFF:
-	case LINK_FAILED:
+	case LINK_RETRY_SLOW:
 		if (link->stopping || !link->retry_at_ms)
 			break;
 		if (link->retry_at_ms > now)
@@ -497,6 +562,8 @@ uint64_t link_tick(struct link *link, uint64_t now)
 		break;
 	case LINK_CONNECTING:
 	case LINK_UP:
+	case LINK_CLOSED:
+	case LINK_STATES:
 		break;
 	}
 	pthread_mutex_unlock(&link->lock);
@@ -594,13 +661,16 @@ void link_close(struct link *link)
 	struct link_conn *c;
 
 	pthread_mutex_lock(&link->lock);
+	if (link->state == LINK_CLOSED) {
+		pthread_mutex_unlock(&link->lock);
+		return;
+	}
 	c = link->cur;
 	link->cur = NULL;
-	if (link->state == LINK_UP || link->state == LINK_DRAINING) {
-		if (link->state == LINK_UP)
-			rpma_conn_disconnect(c->conn);
-		link->state = LINK_BACKOFF;
-	}
+	if (link->state == LINK_UP)
+		rpma_conn_disconnect(c->conn);
+	move_locked(link, LINK_CLOSED);
+	link->stopping = true;
 	link->retry_at_ms = 0;
 	pthread_mutex_unlock(&link->lock);
 	if (c) {

@@ -2,12 +2,15 @@
 /*
  * link.h -- the RDMA connection to one peer, and everything about its life
  *
- * A link is one state machine (see link.c for all of it in one place):
+ * A link is one state machine (link.c's table lists every transition,
+ * and the link refuses any other):
  *
  *	LINK_BACKOFF -> LINK_CONNECTING -> LINK_UP -> LINK_DRAINING -> LINK_BACKOFF
- *	                       |                                          ^
- *	                       +--- the attempt failed -------------------+
- *	                       +--- failed for good ---> LINK_FAILED -----+ (after the cap)
+ *	    ^                  |                                          ^
+ *	    |                  +--- the attempt failed -------------------+
+ *	    |                  +--- retrying alone will not mend it ---> LINK_RETRY_SLOW
+ *	    +------------------------------------- after the cap ---------------+
+ *	any of them -> LINK_CLOSED (link_close, at unmount; nothing leaves it)
  *
  * BACKOFF waits out the reconnection delay (100 ms, doubled after each
  * failed attempt up to 5 s, back to 100 ms once connected). CONNECTING is
@@ -15,9 +18,11 @@
  * resolution and the CM handshake block). UP posts. DRAINING has lost the
  * connection (a CM event, a failed completion, or the user said so with
  * link_drop) and waits for the flush completions of what is still
- * outstanding, at most the teardown grace. FAILED is an attempt that
- * retrying alone will not mend (the receiver's private data is malformed,
- * the pool cannot be registered): the link tries again only after the cap.
+ * outstanding, at most the teardown grace. RETRY_SLOW follows an attempt
+ * that retrying alone will not mend (the receiver's private data is
+ * malformed, the pool cannot be registered): it waits the cap before the
+ * next attempt, and the status says "failed". CLOSED is the end: no
+ * connection, no attempt.
  *
  * The link reports upward only through struct link_ops, always from the
  * loop thread and with no lock of its own held; it never sees messages.
@@ -64,18 +69,20 @@ struct rpmafs_ack;
 #define LINK_SILENCE_MS(send_timeout_ms) ((send_timeout_ms) > 1000 ? (send_timeout_ms) : 1000)
 
 enum link_state {
-	LINK_BACKOFF,
-	LINK_CONNECTING,
-	LINK_UP,
-	LINK_DRAINING,
-	LINK_FAILED,
+	LINK_BACKOFF,	 /* waits out the back-off, then an attempt starts */
+	LINK_CONNECTING, /* one attempt runs, in its own thread */
+	LINK_UP,	 /* connected: posts go */
+	LINK_DRAINING,	 /* lost: waits for the flushes of what was outstanding */
+	LINK_RETRY_SLOW, /* an attempt failed that retrying alone will not mend: waits the cap */
+	LINK_CLOSED,	 /* link_close: no connection, no attempt, for good */
+	LINK_STATES
 };
 
 /* why on_down is called */
 enum link_down {
 	LINK_LOST,	     /* UP -> DRAINING: post nothing more */
 	LINK_DRAINED,	     /* DRAINING -> BACKOFF: what is still outstanding never completes */
-	LINK_ATTEMPT_FAILED, /* CONNECTING -> BACKOFF or FAILED */
+	LINK_ATTEMPT_FAILED, /* CONNECTING -> BACKOFF or RETRY_SLOW */
 };
 
 struct link_ops {
@@ -169,11 +176,24 @@ void link_drop(struct link *link, const char *reason, unsigned outstanding);
 /* link_stop -- unmounting: start no more attempts; any thread */
 void link_stop(struct link *link);
 
-/* link_close -- after the loop stopped: disconnect and free the connection */
+/*
+ * link_close -- unmount, after the loop stopped: disconnect and free the
+ * connection; any state -> CLOSED, for good (an attempt still running is
+ * discarded when it ends). Closing a closed link does nothing.
+ */
 void link_close(struct link *link);
 
 /* link_state -- the state now */
 enum link_state link_state(struct link *link);
+
+/* link_state_name -- the state's name, for the log ("BACKOFF", ...) */
+const char *link_state_name(enum link_state s);
+
+/*
+ * link_may_move -- whether link.c's table has the transition from -> to
+ * (the link refuses, and logs, any other)
+ */
+bool link_may_move(enum link_state from, enum link_state to);
 
 /*
  * link_unsent -- what a write that could not be sent reports (docs/design.md

@@ -55,13 +55,6 @@ void linkack_delete(struct linkack **la_ptr)
 	*la_ptr = NULL;
 }
 
-void linkack_sent(struct linkack *la, uint32_t imm)
-{
-	pthread_mutex_lock(&la->lock);
-	rpmafs_ack_state_sent(&la->st, imm);
-	pthread_mutex_unlock(&la->lock);
-}
-
 /* record imm[0..n) as sent; *before: what the record said, for undo_locked */
 static void record_locked(struct linkack *la, const struct rpma_send_desc *d, unsigned n,
 	struct rpmafs_ack_state *before)

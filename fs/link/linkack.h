@@ -55,9 +55,6 @@ int linkack_new(struct rpma_peer *peer, struct rpma_conn *conn, struct linkack *
 /* linkack_delete -- after the connection is deleted; *la_ptr = NULL */
 void linkack_delete(struct linkack **la_ptr);
 
-/* linkack_sent -- a message with immediate data imm was posted */
-void linkack_sent(struct linkack *la, uint32_t imm);
-
 /* linkack_send -- rpma_send_with_imm (src NULL: 0 bytes), recorded as sent; 0 or an rpma error */
 int linkack_send(struct linkack *la, struct rpma_conn *conn, const struct rpma_mr_local *src,
 	size_t offset, uint32_t len, int flags, uint32_t imm, uint64_t wr_id);

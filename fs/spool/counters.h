@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * counters.h -- a spool's counters (docs/design.md §4.3, §8.2), kept
- * current under the spool's lock by spool.c and confirm.c, and copied out
- * by spool_stats_get() for the status file
+ * current under the spool's lock by send.c, events.c and confirm.c, and
+ * copied out by spool_stats_get() for the status file. ever_up is kept
+ * here only: the spool has no copy of its own.
  */
 #ifndef RPMAFS_COUNTERS_H
 #define RPMAFS_COUNTERS_H

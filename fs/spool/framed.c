@@ -8,25 +8,10 @@
 
 #include "frame.h"
 #include "framed.h"
-#include "spool.h"
+#include "handle.h"
+#include "spool_impl.h"
 #include "runtime/log.h"
 #include "runtime/pool.h"
-
-int framed_open(struct handle *fh, struct pool *pool, struct frame_budget *budget)
-{
-	return frame_new(pool, budget, &fh->frame);
-}
-
-/* the message limit in force: the config's, or the receiver's if smaller */
-static uint32_t limit_of(struct spool *sp)
-{
-	uint32_t max;
-
-	pthread_mutex_lock(&sp->lock);
-	max = sp->st.max_message;
-	pthread_mutex_unlock(&sp->lock);
-	return max;
-}
 
 void framed_write(fuse_req_t req, struct handle *fh, const char *buf, size_t size, off_t off)
 {
@@ -39,7 +24,7 @@ void framed_write(fuse_req_t req, struct handle *fh, const char *buf, size_t siz
 		frame_abandon(fh->frame, err); /* nothing partial: not even without this write */
 	else
 		err = -frame_write(fh->frame, (uint64_t)off, (fh->flags & O_APPEND) != 0, buf, size,
-			limit_of(sp));
+			spool_max_message(sp));
 	if (err == ENOBUFS)
 		log_warn("%s: a file message cannot start: every pool slot file messages may "
 			 "hold is taken by an open file (docs/design.md §4.6)",
@@ -54,7 +39,10 @@ void framed_write(fuse_req_t req, struct handle *fh, const char *buf, size_t siz
  * close = wait (the default), mode = sync or O_SYNC: close(2) returns once
  * its message is confirmed (acknowledged by the receiver when receiver
  * confirmation is in force), with its error; close = return: once it is
- * queued, like an async write (docs/design.md §4.6).
+ * queued, like an async write (docs/design.md §4.6). Waiting, it is
+ * answered with its own outcome: each earlier message of the handle was
+ * answered to its own close, and messages of a spool are confirmed in
+ * order, so they are settled by then too.
  */
 static bool close_waits(const struct handle *fh)
 {
@@ -83,7 +71,7 @@ void framed_flush(fuse_req_t req, struct handle *fh, struct pool *pool)
 	if (ret < 0) {
 		if (ret == -EMSGSIZE)
 			log_warn("%s: file message over the limit of %u bytes: nothing sent",
-				sp->cfg->name, limit_of(sp));
+				sp->cfg->name, spool_max_message(sp));
 		else
 			log_warn("%s: file message not sent: a write to it failed (%s)",
 				sp->cfg->name, strerror(-ret));
@@ -91,28 +79,13 @@ void framed_flush(fuse_req_t req, struct handle *fh, struct pool *pool)
 		fuse_reply_err(req, err ? err : -ret);
 		return;
 	}
-	msg = err ? NULL : calloc(1, sizeof(*msg));
-	if (!msg) {
+	if (err || msg_new_file(fh, req, pool, slot, len, close_waits(fh), &msg)) {
 		/* nothing partial, nothing after a failure the caller has not seen */
 		pool_put(pool, slot);
 		spool_refuse(sp);
 		fuse_reply_err(req, err ? err : ENOMEM);
 		return;
 	}
-	msg->kind = MSG_DATA;
-	msg->fh = fh;
-	msg->req = req;
-	msg->flush = true;
-	/*
-	 * Waiting: answered at its end, with its own outcome (each earlier
-	 * message of the handle was answered to its own close, and messages of
-	 * a spool are confirmed in order, so they are settled by then too).
-	 */
-	msg->sync = close_waits(fh);
-	msg->slot = slot;
-	msg->offset =
-		(size_t)((const char *)pool_slot_ptr(pool, slot) - (const char *)pool_base(pool));
-	msg->len = len;
 	/* the bytes were copied once, write by write, into the slot */
 	spool_count_copy(sp);
 	spool_submit(sp, msg);
@@ -122,18 +95,5 @@ int framed_truncate(struct handle *fh, off_t size)
 {
 	if (size < 0)
 		return EINVAL;
-	return -frame_resize(fh->frame, (uint64_t)size, limit_of(fh->sp));
-}
-
-void framed_release(struct handle *fh)
-{
-	uint32_t left;
-
-	if (!fh->frame)
-		return;
-	left = frame_pending(fh->frame);
-	if (left)
-		log_warn("%s: %u bytes written after the last close not sent", fh->sp->cfg->name,
-			left);
-	frame_delete(&fh->frame);
+	return -frame_resize(fh->frame, (uint64_t)size, spool_max_message(fh->sp));
 }

@@ -3,7 +3,7 @@
  * framed.h -- the FUSE operations of a spool file opened with framing = file
  *
  * ops.c hands a file-framed handle's write, flush, ftruncate and release
- * here; the bytes are assembled by frame.c and sent by spool.c as one
+ * here; the bytes are assembled by frame.c and sent by send.c as one
  * message per close(2) with new bytes (docs/design.md §4.6). Each function
  * ends in exactly one FUSE reply, sent now or when the message is posted
  * (async) or completed (sync).
@@ -17,13 +17,9 @@
 
 #include "msg.h"
 
-struct frame_budget;
 struct handle;
 struct pool;
 struct spool;
-
-/* framed_open -- give fh its frame; 0 or -ENOMEM */
-int framed_open(struct handle *fh, struct pool *pool, struct frame_budget *budget);
 
 /* framed_write -- copy the write into the message at off (O_APPEND: at its end) */
 void framed_write(fuse_req_t req, struct handle *fh, const char *buf, size_t size, off_t off);
@@ -33,8 +29,5 @@ void framed_flush(fuse_req_t req, struct handle *fh, struct pool *pool);
 
 /* framed_truncate -- ftruncate(fd, size): 0 or the errno to answer */
 int framed_truncate(struct handle *fh, off_t size);
-
-/* framed_release -- the last close: drop fh's frame, if any (what no flush sent is not sent) */
-void framed_release(struct handle *fh);
 
 #endif /* RPMAFS_FRAMED_H */

@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * msg.h -- a spool's message queues, and the FUSE replies owed
+ * msg.h -- a spool's messages: one constructor per kind, their queues, and
+ * the FUSE replies owed
+ *
+ * Every message is made by one of the msg_new_* constructors below (the
+ * spool's fence by msg_new_fence), handed to spool_submit(), which takes
+ * it, or freed with msg_delete() if it never was.
  *
  * Replies are collected in a struct replies while sp->lock is held and
  * sent by replies_send() after it is released. A message's memory is freed
@@ -20,6 +25,7 @@
 
 struct handle;
 struct msg;
+struct pool;
 
 enum msg_kind {
 	MSG_DATA,  /* a write's payload, in a pool slot */
@@ -69,6 +75,50 @@ struct msgq {
 	unsigned count;
 };
 
+/*
+ * msg_new_write -- a write(2) through fh (framing = write) of len bytes at
+ * payload, inside pool slot slot of pool: answered with len written, when
+ * queued, or at its end when sync (the handle's: mode = sync, O_SYNC).
+ * Takes the slot. 0 or -ENOMEM (the slot is then still the caller's).
+ */
+int msg_new_write(struct handle *fh, fuse_req_t req, const struct pool *pool, unsigned slot,
+	const void *payload, uint32_t len, bool sync, struct msg **msg_ptr);
+
+/*
+ * msg_new_file -- a file message (framing = file): the len bytes assembled
+ * in slot, sent by req, the close(2) (FLUSH) of fh; answered 0 or an errno,
+ * at its end when wait (close = wait, sync), else once queued. Takes the
+ * slot. 0 or -ENOMEM (the slot is then still the caller's).
+ */
+int msg_new_file(struct handle *fh, fuse_req_t req, const struct pool *pool, unsigned slot,
+	uint32_t len, bool wait, struct msg **msg_ptr);
+
+/*
+ * msg_new_draft -- a draft's bytes (len in slot, or a 0-byte message when
+ * len is 0: the slot then goes back to the pool), sent by req, the rename(2)
+ * of the draft onto a spool file; answered like a close (0 or an errno), at
+ * its end when wait. answered(ctx, 0, err) is called with the outcome just
+ * before the reply. Takes the slot. 0 or -ENOMEM (the slot is then still
+ * the caller's).
+ */
+int msg_new_draft(fuse_req_t req, struct pool *pool, unsigned slot, uint32_t len, bool wait,
+	void (*answered)(void *ctx, uint64_t arg, int err), void *ctx, struct msg **msg_ptr);
+
+/*
+ * msg_new_empty -- the 0-byte message of fh's release (docs/design.md
+ * §4.1: opened O_TRUNC or truncated to 0, nothing written, nothing failed);
+ * nobody waits for it. 0 or -ENOMEM.
+ */
+int msg_new_empty(struct handle *fh, struct msg **msg_ptr);
+
+/*
+ * msg_new_fence -- the spool's fence: a 0-byte RDMA WRITE, signaled, wr_id
+ * seq, that confirms the unsignaled sends before it. 0 or -ENOMEM.
+ */
+int msg_new_fence(uint64_t seq, struct msg **msg_ptr);
+
+/* msg_delete -- free a message never handed to spool_submit(); NULLs the pointer */
+void msg_delete(struct msg **msg_ptr);
 
 void msgq_push(struct msgq *q, struct msg *msg);
 struct msg *msgq_pop(struct msgq *q);

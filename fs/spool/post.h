@@ -2,9 +2,9 @@
 /*
  * post.h -- how a spool's pending messages become one chain of sends
  *
- * The batching policy, apart from the accounting (spool.c): which pending
+ * The batching policy, apart from the accounting (send.c): which pending
  * messages go in the next chain and which of them are signaled
- * (docs/design.md §8.4). spool.c calls it with sp->lock held and posts the
+ * (docs/design.md §8.4). send.c calls it with sp->lock held and posts the
  * chain with link_post_batch().
  */
 #ifndef RPMAFS_POST_H

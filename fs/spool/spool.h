@@ -7,29 +7,28 @@
  *             window (the FUSE reply of an async write waits here too);
  *   in flight posted, waiting for its completion (RC completes a QP's
  *             sends in order, so this is a FIFO).
- * Then one function finishes it (finish_locked in spool.c): it is counted
- * confirmed, failed or refused, its buffer goes back to the pool, and the
- * reply it still owes is collected and sent once sp->lock is released.
- * The connection itself is the spool's link (link.h).
- * Everything in struct spool is protected by spool->lock.
+ * Then one function finishes it (spool_finish_locked in send.c): it is
+ * counted confirmed, failed or refused, its buffer goes back to the pool,
+ * and the reply it still owes is collected and sent once the spool's lock
+ * is released. The connection itself is the spool's link (link.h).
+ * struct spool is opaque: its state and its lock are fs/spool/'s
+ * (spool_impl.h); messages are made with msg.h's constructors, open files
+ * with handle.h's.
  */
 #ifndef RPMAFS_SPOOL_H
 #define RPMAFS_SPOOL_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <pthread.h>
 #include <time.h>
 
 #include "config.h"
-#include "confirm.h"
 #include "counters.h"
 #include "msg.h"
-#include "owners.h"
 
-struct frame;
+struct handle;
 struct link;
+struct spool;
 struct loop;
 struct pool;
 struct devices;
@@ -53,73 +52,41 @@ struct spool_env {
 	unsigned nworkers;
 };
 
-/* an open file: the spool file opened for writing, or a status snapshot */
-struct handle {
-	struct spool *sp;
-	int flags;		/* open(2) flags */
-	bool sync;		/* mode = sync, or O_SYNC / O_DSYNC */
-	bool written;		/* a write was attempted through it */
-	struct owners writers;	/* the processes that wrote through it (FLUSH, close = wait) */
-	bool empty_intent;	/* opened O_TRUNC or truncated to 0 through it */
-	bool op_failed;		/* an operation through it failed (ftruncate, ...) */
-	unsigned in_flight;	/* its messages not finished yet */
-	unsigned refs;		/* 1 for the open file + 1 per message not finished */
-	int error;		/* an async failure not reported yet (EIO) */
-	struct reply *fsyncs;	/* fsyncs waiting for in_flight == 0 */
-	struct frame *frame;	/* framing = file: the message being assembled (frame.h) */
-	struct handle *open_prev, *open_next; /* the spool's open files (openfiles.h) */
-	char *text;		/* status files: the snapshot being read */
-	size_t text_len;
-};
+/* spool_new -- the spool of peer cfg, its file inode ino; 0 or -ENOMEM */
+int spool_new(const struct spool_env *env, fuse_ino_t ino, const struct rpmafs_peer_cfg *cfg,
+	struct spool **sp_ptr);
 
-struct spool {
-	const struct rpmafs_peer_cfg *cfg;
-	const struct spool_env *env;
-	fuse_ino_t ino;
+/*
+ * spool_delete -- unmount, after spool_close: free the open files whose
+ * RELEASE never came (handle.h), the link and the spool; NULLs the pointer
+ */
+void spool_delete(struct spool **sp_ptr);
 
-	pthread_mutex_t lock;
-	struct link *link;	/* NULL for a null peer */
-	bool up;		/* the link is up and takes posts (always, for a null peer) */
-	bool ever_up;
-	unsigned window;	/* sends allowed in flight */
-	struct msgq pending;
-	struct msgq in_flight;
-	unsigned unsignaled;	/* unsignaled sends since the last signaled one */
-	bool fence_in_flight;
-	uint64_t next_seq;
-	bool error_since_up;	/* a failure was recorded since the link came up */
-	uint64_t fence_at_ms;	/* when to fence unsignaled sends (0: none) */
-	/*
-	 * Writes fail at once with ENOTCONN until the next connection: a write
-	 * already waited send_timeout_ms in vain, or the peer went silent for
-	 * that long. The kernel hands FUSE one write of a file at a time, so
-	 * without this each writer queued behind would wait its own
-	 * send_timeout_ms, one after the other.
-	 */
-	bool gave_up;
+/* spool_cfg -- the peer's config */
+const struct rpmafs_peer_cfg *spool_cfg(const struct spool *sp);
 
-	struct confirm cf;	/* receiver confirmation (confirm.h) */
-	struct handle *open_files; /* not released yet (openfiles.h) */
-	unsigned fsync_waiting;	/* fsyncs (and waiting closes) not answered yet */
+/* spool_max_message -- the message limit in force: the config's, or the receiver's if smaller */
+uint32_t spool_max_message(struct spool *sp);
 
-	struct spool_stats st;	/* the counters, kept current */
-	/* the status text as last rendered (a hash) and when it last changed */
-	uint64_t status_hash;
-	struct timespec status_changed;
-	/* set when the kernel may cache attributes that a completion changes */
-	atomic_bool attr_cached;
-};
+/*
+ * spool_attr_cached -- the kernel is about to cache the spool file's
+ * attributes: the next completion invalidates them. Called before the
+ * figures are read, so that one landing in between invalidates them too.
+ */
+void spool_attr_cached(struct spool *sp);
 
-/* spool_init -- set up sp for peer cfg, file inode ino; 0 or -ENOMEM */
-int spool_init(struct spool *sp, const struct spool_env *env, fuse_ino_t ino,
-	const struct rpmafs_peer_cfg *cfg);
-void spool_fini(struct spool *sp);
+/*
+ * spool_status_rendered -- the status text was rendered, hash h (not 0);
+ * returns when the text last changed (now, if h differs from the last one)
+ */
+struct timespec spool_status_rendered(struct spool *sp, uint64_t h);
 
 /*
  * spool_submit -- queue msg behind everything written before it and post
  * what the connection and the window allow, as one chain (the calling
- * worker posts, after its reply). Takes msg. An async write's reply is sent once it is queued on an up
- * link (else when it is posted), a sync one's at completion.
+ * worker posts, after its reply). Takes msg (made by a msg_new_*
+ * constructor, msg.h). An async write's reply is sent once it is queued on
+ * an up link (else when it is posted), a sync one's at completion.
  */
 void spool_submit(struct spool *sp, struct msg *msg);
 
@@ -166,9 +133,6 @@ int spool_flush(struct spool *sp, struct handle *fh, fuse_req_t req, uint64_t ow
  * not, its release is a 0-byte message)
  */
 int spool_take_error(struct spool *sp, struct handle *fh, bool *written);
-
-/* the file is closed for good: drop the open file's reference */
-void spool_release(struct spool *sp, struct handle *fh);
 
 /* unmount, before the loop stops: make no more connection attempts */
 void spool_stop(struct spool *sp);

@@ -52,7 +52,17 @@ static void record(const char *fn, fuse_ino_t ino, struct spool *sp)
 }
 
 static struct tree tree;
-static struct spool spools[2];
+/* spool/spool.h keeps struct spool opaque: the test's own, and spool_cfg over it */
+struct spool {
+	const struct rpmafs_peer_cfg *cfg;
+};
+static struct spool spool_objs[2];
+static struct spool *spools[2] = {&spool_objs[0], &spool_objs[1]};
+
+const struct rpmafs_peer_cfg *spool_cfg(const struct spool *sp)
+{
+	return sp->cfg;
+}
 static struct rpmafs_peer_cfg cfgs[2];
 static int req_dummy;
 #define REQ ((fuse_req_t)(void *)&req_dummy)
@@ -335,8 +345,8 @@ static int setup(void **state)
 	memset(&tree, 0, sizeof(tree));
 	snprintf(cfgs[0].name, sizeof(cfgs[0].name), "a");
 	snprintf(cfgs[1].name, sizeof(cfgs[1].name), "b");
-	spools[0].cfg = &cfgs[0];
-	spools[1].cfg = &cfgs[1];
+	spools[0]->cfg = &cfgs[0];
+	spools[1]->cfg = &cfgs[1];
 	tree.spools = spools;
 	tree.nspools = 2;
 	tree.inbox = (struct inbox *)(void *)&req_dummy; /* never looked into: the fakes answer */
@@ -381,9 +391,9 @@ static void test_kinds(void **state)
 	(void)state;
 	assert_int_equal(tree_kind(&tree, FUSE_ROOT_ID, &sp), NODE_ROOT);
 	assert_int_equal(tree_kind(&tree, INO_A, &sp), NODE_SPOOL);
-	assert_ptr_equal(sp, &spools[0]);
+	assert_ptr_equal(sp, spools[0]);
 	assert_int_equal(tree_kind(&tree, INO_B_STATUS, &sp), NODE_STATUS);
-	assert_ptr_equal(sp, &spools[1]);
+	assert_ptr_equal(sp, spools[1]);
 	assert_int_equal(tree_kind(&tree, INO_INBOX, &sp), NODE_INBOX);
 	assert_null(sp);
 	assert_int_equal(tree_kind(&tree, INO_INBOX_STATUS, &sp), NODE_INBOX_STATUS);
@@ -405,9 +415,9 @@ static void test_lookup(void **state)
 {
 	(void)state;
 	rpmafs_ops.lookup(REQ, FUSE_ROOT_ID, "a");
-	expect_call("spoolfile_lookup", INO_A, &spools[0]);
+	expect_call("spoolfile_lookup", INO_A, spools[0]);
 	rpmafs_ops.lookup(REQ, FUSE_ROOT_ID, "b.status");
-	expect_call("statusfile_lookup", INO_B_STATUS, &spools[1]);
+	expect_call("statusfile_lookup", INO_B_STATUS, spools[1]);
 	rpmafs_ops.lookup(REQ, FUSE_ROOT_ID, "inbox");
 	expect_call("inboxfile_lookup", INO_INBOX, NULL);
 	rpmafs_ops.lookup(REQ, FUSE_ROOT_ID, "inbox.status");
@@ -598,12 +608,12 @@ static void test_by_inode(void **state)
 			{H(root_getattr), H(root_setattr), H(root_readdir), E(EISDIR), E(EBADF),
 				E(EBADF), E(EBADF), E(EBADF), E(EBADF), H(root_getxattr),
 				H(root_listxattr), H(root_access)}},
-		{"spool", INO_B, &spools[1], {[GETATTR] = true, [SETATTR] = true},
+		{"spool", INO_B, spools[1], {[GETATTR] = true, [SETATTR] = true},
 			{H(spoolfile_getattr), H(spoolfile_setattr), E(ENOTDIR), H(spoolfile_open),
 				H(spoolfile_read), H(spoolfile_write), H(spoolfile_flush),
 				H(spoolfile_fsync), H(spoolfile_release), H(xattrops_get),
 				H(xattrops_list), H(spoolfile_access)}},
-		{"status", INO_A_STATUS, &spools[0], {[GETATTR] = true, [SETATTR] = true},
+		{"status", INO_A_STATUS, spools[0], {[GETATTR] = true, [SETATTR] = true},
 			{H(statusfile_getattr), H(statusfile_setattr), E(ENOTDIR),
 				H(statusfile_open), H(statusfile_read), E(EBADF), E(0), E(0),
 				H(statusfile_release), H(xattrops_get), H(xattrops_list),

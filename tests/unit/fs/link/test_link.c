@@ -177,10 +177,14 @@ int devices_get(struct devices *devs, const char *address, struct device **dev, 
 	return 0;
 }
 
+/* transitions move_locked refused: a link that tries one has a bug (teardown checks) */
+static unsigned Refused_moves;
+
 void log_msg(int prio, const char *fmt, ...)
 {
 	(void)prio;
-	(void)fmt;
+	if (strstr(fmt, "not a transition of the link"))
+		Refused_moves++;
 }
 
 static struct {
@@ -259,6 +263,7 @@ static int setup(void **state)
 	L.kicks = L.holds = 0;
 	memset(&U, 0, sizeof(U));
 	Dev_ret = 0;
+	Refused_moves = 0;
 	Dev.peer = fx_peer();
 	assert_int_equal(rpma_mr_reg(Dev.peer, Pool, sizeof(Pool), RPMA_MR_USAGE_SEND, &Dev.pool_mr),
 		0);
@@ -276,6 +281,7 @@ static int teardown(void **state)
 	assert_int_equal(rpma_mr_dereg(&Dev.pool_mr), 0);
 	assert_int_equal(rpma_peer_delete(&Dev.peer), 0);
 	assert_int_equal(L.holds, 0);
+	assert_int_equal(Refused_moves, 0);
 	return unit_teardown(state);
 }
 
@@ -417,14 +423,14 @@ static void sq_depth_is_window_plus_fence_and_spare(void **state)
 }
 
 /* confirm = receiver against a receiver that does not acknowledge: no silent downgrade */
-static void receiver_confirmation_refused_fails_for_good(void **state)
+static void receiver_confirmation_refused_retries_slowly(void **state)
 {
 	(void)state;
 	Peer.confirm = RPMAFS_CONFIRM_RECEIVER;
 	answer_established(2048, 8); /* an RPMF header without RPMAFS_PDATA_F_ACK */
 	attempt();
 	Peer.confirm = RPMAFS_CONFIRM_AUTO;
-	assert_int_equal(link_state(Link), LINK_FAILED);
+	assert_int_equal(link_state(Link), LINK_RETRY_SLOW);
 	assert_non_null(strstr(U.reason, "confirm = receiver"));
 	assert_false(link_acks(Link));
 }
@@ -528,7 +534,7 @@ static void plain_receiver_is_transport_confirmed(void **state)
 	assert_false(link_acks(Link));
 }
 
-static void malformed_pdata_fails_for_good(void **state)
+static void malformed_pdata_retries_slowly(void **state)
 {
 	uint8_t bad[RPMAFS_PDATA_LEN] = {'R', 'P', 'M', 'F', 99};
 	uint64_t before = now_ms();
@@ -536,7 +542,7 @@ static void malformed_pdata_fails_for_good(void **state)
 	(void)state;
 	fake_cm_auto_answer(true, RDMA_CM_EVENT_ESTABLISHED, bad, sizeof(bad));
 	attempt();
-	assert_int_equal(link_state(Link), LINK_FAILED);
+	assert_int_equal(link_state(Link), LINK_RETRY_SLOW);
 	assert_string_equal(link_status(Link), "failed");
 	assert_int_equal(U.downs[LINK_ATTEMPT_FAILED], 1);
 	assert_non_null(strstr(U.reason, "private data refused"));
@@ -628,7 +634,7 @@ static void device_permission_error_is_permanent(void **state)
 	(void)state;
 	Dev_ret = -EPERM;
 	attempt();
-	assert_int_equal(link_state(Link), LINK_FAILED);
+	assert_int_equal(link_state(Link), LINK_RETRY_SLOW);
 	assert_string_equal(U.reason, "no device reaches it");
 }
 
@@ -1025,7 +1031,103 @@ static void close_frees_the_connection(void **state)
 	link_close(Link);
 	assert_int_equal(fake_live(FAKE_QP), 0);
 	assert_int_equal(watches(), 0);
-	assert_int_equal(link_state(Link), LINK_BACKOFF);
+	assert_int_equal(link_state(Link), LINK_CLOSED);
+}
+
+/* the unmount transition: nothing leaves CLOSED, whatever is asked of the link */
+static void closed_link_stays_closed(void **state)
+{
+	unsigned connects;
+
+	(void)state;
+	connect_up();
+	link_close(Link);
+	connects = fake_calls(FAKE_RDMA_CONNECT);
+	assert_int_equal(link_tick(Link, now_ms() + 60000), 0);
+	link_drop(Link, "x", 0);
+	link_close(Link); /* twice: nothing more */
+	assert_int_equal(link_state(Link), LINK_CLOSED);
+	assert_int_equal(fake_calls(FAKE_RDMA_CONNECT), connects);
+	assert_int_equal(U.downs[LINK_LOST] + U.downs[LINK_DRAINED], 0);
+	assert_int_not_equal(link_post(Link, LINK_SEND_EMPTY, 0, 0, 1, true), 0);
+}
+
+/* every state but CLOSED goes to CLOSED at unmount */
+static void close_from_backoff_draining_and_retry_slow(void **state)
+{
+	uint8_t bad[RPMAFS_PDATA_LEN] = {'R', 'P', 'M', 'F', 99};
+	struct link_cfg cfg = {.peer = &Peer, .loop = &Loop, .window = 18, .ops = &Ops};
+	struct link *other;
+
+	(void)state;
+	/* BACKOFF: never tried */
+	assert_int_equal(link_new(&cfg, &other), 0);
+	assert_int_equal(link_state(other), LINK_BACKOFF);
+	link_close(other);
+	assert_int_equal(link_state(other), LINK_CLOSED);
+	link_delete(&other);
+	/* DRAINING: dropped with a send outstanding */
+	connect_up();
+	assert_int_equal(link_post(Link, LINK_SEND_EMPTY, 0, 0, 1, true), 0);
+	link_drop(Link, "x", 1);
+	assert_int_equal(link_state(Link), LINK_DRAINING);
+	link_close(Link);
+	assert_int_equal(link_state(Link), LINK_CLOSED);
+	assert_int_equal(watches(), 0);
+	run_after_batch();
+	link_delete(&Link);
+	/* RETRY_SLOW: an attempt retrying alone will not mend */
+	assert_int_equal(link_new(&cfg, &Link), 0);
+	fake_cm_auto_answer(true, RDMA_CM_EVENT_ESTABLISHED, bad, sizeof(bad));
+	attempt();
+	assert_int_equal(link_state(Link), LINK_RETRY_SLOW);
+	link_close(Link);
+	assert_int_equal(link_state(Link), LINK_CLOSED);
+	assert_int_equal(link_tick(Link, now_ms() + 60000), 0);
+}
+
+/* closed while an attempt runs: its connection is discarded, CLOSED -> UP is not taken */
+static void close_during_an_attempt_discards_it(void **state)
+{
+	(void)state;
+	answer_established(0, 0);
+	assert_int_equal(link_tick(Link, now_ms()), 0);
+	assert_int_equal(link_state(Link), LINK_CONNECTING);
+	link_close(Link);
+	assert_int_equal(link_state(Link), LINK_CLOSED);
+	run_attempt_result();
+	assert_int_equal(link_state(Link), LINK_CLOSED);
+	assert_int_equal(U.ups, 0);
+	assert_int_equal(U.downs[LINK_ATTEMPT_FAILED], 0);
+	assert_int_equal(fake_live(FAKE_QP), 0);
+	assert_int_equal(watches(), 0);
+}
+
+/* the table: what it lists is allowed, anything else refused */
+static void table_refuses_what_it_does_not_list(void **state)
+{
+	(void)state;
+	/* the unmount transition, from every state but CLOSED */
+	for (int s = 0; s < LINK_STATES; s++)
+		assert_int_equal(link_may_move(s, LINK_CLOSED), s != LINK_CLOSED);
+	/* nothing leaves CLOSED */
+	for (int s = 0; s < LINK_STATES; s++)
+		assert_false(link_may_move(LINK_CLOSED, s));
+	/* the cycle */
+	assert_true(link_may_move(LINK_BACKOFF, LINK_CONNECTING));
+	assert_true(link_may_move(LINK_CONNECTING, LINK_UP));
+	assert_true(link_may_move(LINK_UP, LINK_DRAINING));
+	assert_true(link_may_move(LINK_DRAINING, LINK_BACKOFF));
+	assert_true(link_may_move(LINK_CONNECTING, LINK_RETRY_SLOW));
+	assert_true(link_may_move(LINK_RETRY_SLOW, LINK_CONNECTING));
+	/* a few that are not transitions */
+	assert_false(link_may_move(LINK_UP, LINK_CONNECTING));
+	assert_false(link_may_move(LINK_BACKOFF, LINK_UP));
+	assert_false(link_may_move(LINK_DRAINING, LINK_UP));
+	assert_false(link_may_move(LINK_RETRY_SLOW, LINK_UP));
+	assert_false(link_may_move(LINK_UP, LINK_BACKOFF));
+	assert_false(link_may_move(LINK_UP, LINK_UP));
+	assert_string_equal(link_state_name(LINK_RETRY_SLOW), "RETRY_SLOW");
 }
 
 /* what a write that cannot be sent reports: the errno says what happened */
@@ -1135,8 +1237,8 @@ int main(void)
 		T(up_reports_receiver_limits),
 		T(plain_receiver_reports_no_limit),
 		T(sq_depth_is_window_plus_fence_and_spare),
-		T(malformed_pdata_fails_for_good),
-		T(receiver_confirmation_refused_fails_for_good),
+		T(malformed_pdata_retries_slowly),
+		T(receiver_confirmation_refused_retries_slowly),
 		T(plain_receiver_is_transport_confirmed),
 		T(acks_are_received_and_checked),
 		T(ack_from_the_future_drops_the_connection),
@@ -1175,6 +1277,10 @@ int main(void)
 		T(attempt_ending_after_stop_is_discarded),
 		T(stop_during_drain_schedules_nothing),
 		T(close_frees_the_connection),
+		T(closed_link_stays_closed),
+		T(close_from_backoff_draining_and_retry_slow),
+		T(close_during_an_attempt_discards_it),
+		T(table_refuses_what_it_does_not_list),
 		T(unsent_errno_before_any_attempt),
 		T(unsent_errno_after_a_rejection),
 		T(unsent_errno_when_unreachable),

@@ -12,6 +12,7 @@
 
 #include "fuse/setattr.h"
 #include "spool/framed.h"
+#include "spool/handle.h"
 #include "spool/spool.h"
 
 /* framed.c, faked: the file-framed handle's truncation */

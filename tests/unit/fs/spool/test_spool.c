@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * test_spool.c -- fs/spool.c with a fake link, a fake loop and fake replies
+ * test_spool.c -- fs/spool/ with a fake link, a fake loop and fake replies
  *
  * The link is a fake that records posts and drops and hands the test the
  * spool's link_ops, so the test plays the loop thread: it reports the link
@@ -10,6 +10,7 @@
  * and each one checks that sp->lock is not held. The pool is the real one.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,7 +26,10 @@
 #include "runtime/clock.h"
 #include "runtime/loop.h"
 #include "runtime/pool.h"
+#include "spool/frame.h"
+#include "spool/handle.h"
 #include "spool/spool.h"
+#include "spool/spool_impl.h" /* white-box: the test reads the spool's state */
 
 /* ---- fakes: the link, the loop, the log ---- */
 
@@ -194,7 +198,7 @@ void log_msg(int prio, const char *fmt, ...)
 
 /* ---- fake replies (link-time --wrap) ---- */
 
-static struct spool Sp;
+static struct spool *Sp;
 
 #define MAX_REPLIES 256
 static struct rec {
@@ -208,8 +212,8 @@ static unsigned Nreplies, Invalidations;
 static void assert_unlocked(void)
 {
 	/* never a FUSE reply under sp->lock */
-	assert_int_equal(pthread_mutex_trylock(&Sp.lock), 0);
-	pthread_mutex_unlock(&Sp.lock);
+	assert_int_equal(pthread_mutex_trylock(&Sp->lock), 0);
+	pthread_mutex_unlock(&Sp->lock);
 }
 
 int __wrap_fuse_reply_write(fuse_req_t req, size_t count)
@@ -283,7 +287,7 @@ static void reset(enum rpmafs_peer_type type, enum rpmafs_completion completion,
 	Watched_freed = false;
 	assert_int_equal(pool_new(NSLOTS, 4096, &Pool), 0);
 	Env = (struct spool_env){.pool = Pool, .loop = &Loop, .se = (struct fuse_session *)&Env};
-	assert_int_equal(spool_init(&Sp, &Env, 2, &Cfg), 0);
+	assert_int_equal(spool_new(&Env, 2, &Cfg, &Sp), 0);
 }
 
 static int setup(void **state)
@@ -317,67 +321,57 @@ static int setup_null(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	spool_stop(&Sp);
-	spool_close(&Sp);
+	spool_stop(Sp);
+	spool_close(Sp);
 	/* every buffer is back */
 	assert_int_equal(pool_free_count(Pool), NSLOTS);
-	spool_fini(&Sp);
+	spool_delete(&Sp);
 	pool_delete(&Pool);
 	return 0;
 }
 
+/* a spool file opened for writing, as op_open opens it (O_SYNC: sync) */
 static struct handle *open_handle(bool sync)
 {
-	struct handle *fh = calloc(1, sizeof(*fh));
+	struct handle *fh = NULL;
 
-	fh->sp = &Sp;
-	fh->refs = 1;
-	fh->sync = sync;
+	assert_int_equal(handle_new(Sp, O_WRONLY | (sync ? O_SYNC : 0), Pool, NULL, &fh), 0);
+	assert_int_equal(fh->sync, sync);
 	return fh;
 }
 
-/* a data message of len bytes through fh in a pool slot, with a new request */
-static struct msg *data_msg(struct handle *fh, uint32_t len)
+/* a pool slot for a message's payload */
+static unsigned slot_get(void)
 {
-	struct msg *msg = calloc(1, sizeof(*msg));
 	unsigned slot;
 
-	Attempted++;
 	assert_int_equal(pool_get(Pool, false, &slot), 0);
-	msg->kind = MSG_DATA;
-	msg->fh = fh;
-	msg->req = (fuse_req_t)Next_req++;
-	msg->slot = slot;
-	msg->offset = (size_t)((char *)pool_slot_ptr(Pool, slot) - (char *)pool_base(Pool));
-	msg->len = len;
-	return msg;
+	return slot;
 }
 
 /* a write of len bytes through fh, as op_write makes it; returns its request */
 static uintptr_t write_msg(struct handle *fh, uint32_t len)
 {
+	fuse_req_t req = (fuse_req_t)Next_req++;
+	unsigned slot = slot_get();
 	struct msg *msg;
-	uintptr_t req;
 
-	assert_int_equal(spool_write_check(&Sp, fh, len, false), 0);
-	msg = data_msg(fh, len);
-	req = (uintptr_t)msg->req;
-	msg->write_size = len;
-	msg->sync = fh->sync;
-	spool_submit(&Sp, msg);
-	return req;
+	Attempted++;
+	assert_int_equal(spool_write_check(Sp, fh, len, false), 0);
+	assert_int_equal(msg_new_write(fh, req, Pool, slot, pool_slot_ptr(Pool, slot), len,
+					 fh->sync, &msg), 0);
+	spool_submit(Sp, msg);
+	return (uintptr_t)req;
 }
 
 /* the 0-byte message of a handle released without a write */
 static void empty_msg(struct handle *fh)
 {
-	struct msg *msg = calloc(1, sizeof(*msg));
+	struct msg *msg;
 
 	Attempted++;
-	msg->kind = MSG_EMPTY;
-	msg->fh = fh;
-	msg->slot = POOL_NO_SLOT;
-	spool_submit(&Sp, msg);
+	assert_int_equal(msg_new_empty(fh, &msg), 0);
+	spool_submit(Sp, msg);
 }
 
 static void up(unsigned credits)
@@ -397,7 +391,7 @@ static struct spool_stats stats(void)
 {
 	struct spool_stats st;
 
-	spool_stats_get(&Sp, &st);
+	spool_stats_get(Sp, &st);
 	return st;
 }
 
@@ -442,7 +436,7 @@ static void async_write_replies_at_post(void **state)
 	assert_int_equal(reply_of(r)->size, 64);
 	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
 	assert_int_equal(replies_to(r), 1);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 	assert_accounts();
 }
 
@@ -459,7 +453,7 @@ static void sync_write_replies_at_completion(void **state)
 	assert_true(reply_of(r)->write);
 	assert_int_equal(reply_of(r)->size, 100);
 	assert_int_equal(stats().bytes_confirmed, 100);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 /*
@@ -469,13 +463,14 @@ static void sync_write_replies_at_completion(void **state)
  */
 static uintptr_t file_msg(struct handle *fh, uint32_t len)
 {
-	struct msg *msg = data_msg(fh, len);
-	uintptr_t req = (uintptr_t)msg->req;
+	fuse_req_t req = (fuse_req_t)Next_req++;
+	struct msg *msg;
 
-	msg->flush = true;
-	msg->sync = true; /* close = wait */
-	spool_submit(&Sp, msg);
-	return req;
+	Attempted++;
+	/* close = wait */
+	assert_int_equal(msg_new_file(fh, req, Pool, slot_get(), len, true, &msg), 0);
+	spool_submit(Sp, msg);
+	return (uintptr_t)req;
 }
 
 static void file_message_close_waits_and_answers_its_outcome(void **state)
@@ -500,9 +495,9 @@ static void file_message_close_waits_and_answers_its_outcome(void **state)
 	assert_false(reply_of(bad)->write);
 	assert_int_equal(reply_of(bad)->err, EIO);
 	/* reported by that close: nothing left for the next call */
-	assert_int_equal(spool_take_error(&Sp, fh, NULL), 0);
+	assert_int_equal(spool_take_error(Sp, fh, NULL), 0);
 	assert_int_equal(stats().failed, 1);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 	assert_accounts();
 }
 
@@ -517,8 +512,8 @@ static void sync_write_failure_replies_eio(void **state)
 	assert_false(reply_of(r)->write);
 	assert_int_equal(reply_of(r)->err, EIO);
 	/* reported in write(): nothing left for the next one */
-	assert_int_equal(spool_take_error(&Sp, fh, NULL), 0);
-	spool_release(&Sp, fh);
+	assert_int_equal(spool_take_error(Sp, fh, NULL), 0);
+	handle_delete(&fh);
 	assert_accounts();
 }
 
@@ -545,7 +540,7 @@ static void window_limits_posts(void **state)
 	assert_int_equal(Posts[WINDOW].op, LINK_SEND_EMPTY);
 	assert_int_equal(stats().pending, 0);
 	complete(Posts[WINDOW].wr_id, IBV_WC_SUCCESS);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 	assert_accounts();
 }
 
@@ -565,7 +560,7 @@ static void credits_cap_the_window(void **state)
 	assert_int_equal(Nposts, 5);
 	assert_int_equal(Nreplies, 5);
 	complete(Posts[4].wr_id, IBV_WC_SUCCESS);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 static void wr_ids_count_from_one(void **state)
@@ -580,7 +575,7 @@ static void wr_ids_count_from_one(void **state)
 		assert_int_equal(Posts[i].wr_id, i + 1);
 	complete(3, IBV_WC_SUCCESS);
 	assert_int_equal(stats().last_wr_id, 3);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 /* RC completes in order: a completion confirms every message posted before it */
@@ -600,7 +595,7 @@ static void completion_confirms_earlier_messages(void **state)
 	complete(2, IBV_WC_SUCCESS);
 	assert_int_equal(stats().completed, 3);
 	assert_int_equal(complete(4, IBV_WC_SUCCESS), 0);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 	assert_accounts();
 }
 
@@ -615,7 +610,7 @@ static void buffers_go_back_to_the_pool(void **state)
 	assert_int_equal(pool_free_count(Pool), NSLOTS - 2);
 	complete(2, IBV_WC_SUCCESS);
 	assert_int_equal(pool_free_count(Pool), NSLOTS);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 /* ---- selective signalling and fences (completion = on_error) ---- */
@@ -636,9 +631,9 @@ static void on_error_signals_one_in_a_quarter_window(void **state)
 	}
 	assert_int_equal(signaled, NSLOTS / every);
 	/* the last ones are unsignaled: a fence is armed */
-	assert_true(Sp.fence_at_ms != 0);
+	assert_true(Sp->fence_at_ms != 0);
 	complete(Posts[NSLOTS - 1].wr_id, IBV_WC_SUCCESS);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 static void sync_write_is_always_signaled(void **state)
@@ -650,7 +645,7 @@ static void sync_write_is_always_signaled(void **state)
 	write_msg(fh, 8);
 	assert_true(Posts[0].signaled);
 	complete(1, IBV_WC_SUCCESS);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 static void quiet_spool_fences_unsignaled_sends(void **state)
@@ -661,10 +656,10 @@ static void quiet_spool_fences_unsignaled_sends(void **state)
 
 	write_msg(fh, 8);
 	assert_false(Posts[0].signaled);
-	uint64_t at = spool_tick(&Sp, now_ms());
+	uint64_t at = spool_tick(Sp, now_ms());
 
 	assert_true(at > 0 && at <= now_ms() + 2);
-	spool_tick(&Sp, at);
+	spool_tick(Sp, at);
 	assert_int_equal(Nposts, 2);
 	assert_int_equal(Posts[1].op, LINK_FENCE);
 	assert_true(Posts[1].signaled);
@@ -674,7 +669,7 @@ static void quiet_spool_fences_unsignaled_sends(void **state)
 	complete(Posts[1].wr_id, IBV_WC_SUCCESS);
 	assert_int_equal(stats().completed, 1);
 	assert_int_equal(stats().in_flight, 0);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 	assert_accounts();
 }
 
@@ -685,17 +680,17 @@ static void sends_behind_a_fence_get_their_own(void **state)
 	struct handle *fh = open_handle(false);
 
 	write_msg(fh, 8);
-	spool_tick(&Sp, now_ms() + 10); /* fence 2 */
+	spool_tick(Sp, now_ms() + 10); /* fence 2 */
 	write_msg(fh, 8);		 /* 3: unsignaled, its fence skipped */
 	assert_int_equal(Posts[1].op, LINK_FENCE);
-	Sp.fence_at_ms = 0;
+	Sp->fence_at_ms = 0;
 	complete(2, IBV_WC_SUCCESS);
-	assert_true(Sp.fence_at_ms != 0);
-	spool_tick(&Sp, Sp.fence_at_ms);
+	assert_true(Sp->fence_at_ms != 0);
+	spool_tick(Sp, Sp->fence_at_ms);
 	assert_int_equal(Posts[3].op, LINK_FENCE);
 	complete(4, IBV_WC_SUCCESS);
 	assert_int_equal(stats().completed, 2);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 /* ---- deadlines: ENOTCONN, the in-flight timeout, failing fast ---- */
@@ -712,7 +707,7 @@ static void write_waits_for_the_connection(void **state)
 	up(0);
 	assert_true(reply_of(r)->write);
 	complete(1, IBV_WC_SUCCESS);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 static void enotconn_after_send_timeout(void **state)
@@ -721,17 +716,17 @@ static void enotconn_after_send_timeout(void **state)
 	struct handle *fh = open_handle(false);
 	uint64_t t0 = now_ms();
 	uintptr_t r = write_msg(fh, 8);
-	uint64_t due = spool_tick(&Sp, t0);
+	uint64_t due = spool_tick(Sp, t0);
 
 	assert_true(due >= t0 + 5000);
-	spool_tick(&Sp, due - 1);
+	spool_tick(Sp, due - 1);
 	assert_null(reply_of(r));
-	spool_tick(&Sp, due);
+	spool_tick(Sp, due);
 	assert_int_equal(reply_of(r)->err, ETIMEDOUT);
 	assert_true(Unsent_asked_waited);
 	assert_int_equal(stats().refused, 1);
 	assert_string_equal(stats().last_error, "not connected: send_timeout_ms passed");
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 	assert_accounts();
 }
 
@@ -741,7 +736,7 @@ static void later_writes_fail_fast_after_a_timeout(void **state)
 	struct handle *fh = open_handle(false);
 
 	write_msg(fh, 8);
-	spool_tick(&Sp, now_ms() + 6000);
+	spool_tick(Sp, now_ms() + 6000);
 	uintptr_t r = write_msg(fh, 8);
 
 	/* failing fast, it still says a write timed out */
@@ -753,7 +748,7 @@ static void later_writes_fail_fast_after_a_timeout(void **state)
 	r = write_msg(fh, 8);
 	assert_true(reply_of(r)->write);
 	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 	assert_accounts();
 }
 
@@ -767,7 +762,7 @@ static void no_send_timeout_refuses_at_once(void **state)
 	assert_false(Unsent_asked_waited);
 	assert_int_equal(stats().refused, 1);
 	assert_int_equal(stats().pending, 0);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 static void nonblocking_write_eagain_while_down(void **state)
@@ -775,12 +770,12 @@ static void nonblocking_write_eagain_while_down(void **state)
 	(void)state;
 	struct handle *fh = open_handle(false);
 
-	assert_int_equal(spool_write_check(&Sp, fh, 8, true), EAGAIN);
-	assert_int_equal(spool_write_check(&Sp, fh, 8, false), 0);
+	assert_int_equal(spool_write_check(Sp, fh, 8, true), EAGAIN);
+	assert_int_equal(spool_write_check(Sp, fh, 8, false), 0);
 	up(0);
-	assert_int_equal(spool_write_check(&Sp, fh, 8, true), 0);
-	assert_int_equal(spool_write_check(&Sp, fh, 4097, false), EMSGSIZE);
-	spool_release(&Sp, fh);
+	assert_int_equal(spool_write_check(Sp, fh, 8, true), 0);
+	assert_int_equal(spool_write_check(Sp, fh, 4097, false), EMSGSIZE);
+	handle_delete(&fh);
 }
 
 static void in_flight_timeout_drops_the_link(void **state)
@@ -793,16 +788,16 @@ static void in_flight_timeout_drops_the_link(void **state)
 	write_msg(fh, 8);
 	write_msg(fh, 8);
 	uintptr_t waiting = write_msg(fh, 8); /* behind the window */
-	uint64_t due = spool_tick(&Sp, now_ms());
+	uint64_t due = spool_tick(Sp, now_ms());
 
 	assert_true(due >= t0 + 5000 && due <= now_ms() + 5000);
-	spool_tick(&Sp, due);
+	spool_tick(Sp, due);
 	assert_int_equal(Drops, 1);
 	assert_int_equal(Drop_outstanding, 2);
 	/* answered when queued; refused now, so the next call says EIO, once */
 	assert_true(reply_of(waiting)->write);
 	assert_int_equal(stats().refused, 1);
-	assert_int_equal(spool_take_error(&Sp, fh, NULL), EIO);
+	assert_int_equal(spool_take_error(Sp, fh, NULL), EIO);
 	assert_non_null(strstr(stats().last_error, "no completion within 5000 ms"));
 	/* what comes next fails at once */
 	uintptr_t r = write_msg(fh, 8);
@@ -811,8 +806,8 @@ static void in_flight_timeout_drops_the_link(void **state)
 	/* the link drains: the flush fails the two in flight */
 	Ops->on_down(Ctx, LINK_DRAINED, "drained");
 	assert_int_equal(stats().failed, 2);
-	assert_int_equal(spool_take_error(&Sp, fh, NULL), EIO);
-	spool_release(&Sp, fh);
+	assert_int_equal(spool_take_error(Sp, fh, NULL), EIO);
+	handle_delete(&fh);
 	assert_accounts();
 }
 
@@ -825,11 +820,11 @@ static void in_flight_timeout_is_at_least_a_second(void **state)
 	uint64_t t0 = now_ms_coarse();
 
 	write_msg(fh, 8);
-	uint64_t due = spool_tick(&Sp, now_ms());
+	uint64_t due = spool_tick(Sp, now_ms());
 
 	assert_true(due >= t0 + 1000);
 	complete(1, IBV_WC_SUCCESS);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 static void lost_link_gives_pending_a_deadline(void **state)
@@ -840,17 +835,17 @@ static void lost_link_gives_pending_a_deadline(void **state)
 
 	write_msg(fh, 8);
 	uintptr_t r = write_msg(fh, 8); /* pending, posted at once when up: no deadline */
-	assert_int_equal(Sp.pending.head->deadline_ms, 0);
+	assert_int_equal(Sp->pending.head->deadline_ms, 0);
 	assert_int_equal(Ops->on_down(Ctx, LINK_LOST, "RDMA_CM_EVENT_DISCONNECTED"), 1);
-	assert_true(Sp.pending.head->deadline_ms >= now_ms() + 4000);
+	assert_true(Sp->pending.head->deadline_ms >= now_ms() + 4000);
 	assert_string_equal(stats().last_error, "RDMA_CM_EVENT_DISCONNECTED");
 	Ops->on_down(Ctx, LINK_DRAINED, "drained");
-	spool_tick(&Sp, now_ms() + 6000);
+	spool_tick(Sp, now_ms() + 6000);
 	/* answered when queued on the up link; refused now: EIO on the next call */
 	assert_true(reply_of(r)->write);
 	assert_int_equal(stats().refused, 1);
-	assert_int_equal(spool_take_error(&Sp, fh, NULL), EIO);
-	spool_release(&Sp, fh);
+	assert_int_equal(spool_take_error(Sp, fh, NULL), EIO);
+	handle_delete(&fh);
 	assert_accounts();
 }
 
@@ -862,13 +857,13 @@ static void timed_out_write_reports_the_cause(void **state)
 	uintptr_t r = write_msg(fh, 8);
 
 	Unsent_cause = ECONNREFUSED;
-	spool_tick(&Sp, now_ms() + 6000);
+	spool_tick(Sp, now_ms() + 6000);
 	assert_int_equal(reply_of(r)->err, ECONNREFUSED);
 	assert_string_equal(stats().last_error,
 		"not connected: send_timeout_ms passed (last attempt: rejected)");
 	r = write_msg(fh, 8);
 	assert_int_equal(reply_of(r)->err, ECONNREFUSED);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 	assert_accounts();
 }
 
@@ -892,9 +887,9 @@ static void failed_completion_drops_and_reports_eio_once(void **state)
 	assert_string_equal(stats().last_error, ibv_wc_status_str(IBV_WC_RETRY_EXC_ERR));
 	assert_int_equal(Drops, 1);
 	/* the next write says EIO, once */
-	assert_int_equal(spool_write_check(&Sp, fh, 8, false), EIO);
-	assert_int_equal(spool_write_check(&Sp, fh, 8, false), 0);
-	spool_release(&Sp, fh);
+	assert_int_equal(spool_write_check(Sp, fh, 8, false), EIO);
+	assert_int_equal(spool_write_check(Sp, fh, 8, false), 0);
+	handle_delete(&fh);
 	assert_accounts();
 }
 
@@ -911,7 +906,7 @@ static void drained_link_fails_what_is_left(void **state)
 	assert_int_equal(stats().failed, 3);
 	assert_int_equal(stats().in_flight, 0);
 	assert_int_equal(pool_free_count(Pool), NSLOTS);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 	assert_accounts();
 }
 
@@ -926,14 +921,14 @@ static void post_failure_counts_posted_and_failed(void **state)
 
 	/* answered when queued (§4.2): the failure is the next write's, once */
 	assert_true(reply_of(r)->write);
-	assert_int_equal(spool_take_error(&Sp, fh, NULL), EIO);
-	assert_int_equal(spool_take_error(&Sp, fh, NULL), 0);
+	assert_int_equal(spool_take_error(Sp, fh, NULL), EIO);
+	assert_int_equal(spool_take_error(Sp, fh, NULL), 0);
 	assert_int_equal(stats().posted, 1);
 	assert_int_equal(stats().failed, 1);
 	assert_int_equal(Drops, 1);
 	assert_non_null(strstr(stats().last_error, "post failed"));
 	Post_ret = 0;
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 	assert_accounts();
 }
 
@@ -956,8 +951,8 @@ static void smaller_receiver_limit_refuses_pending(void **state)
 	Ops->on_up(Ctx, 100, 0);
 	assert_int_equal(reply_of(r)->err, EMSGSIZE);
 	assert_int_equal(stats().max_message, 100);
-	assert_int_equal(spool_write_check(&Sp, fh, 101, false), EMSGSIZE);
-	spool_release(&Sp, fh);
+	assert_int_equal(spool_write_check(Sp, fh, 101, false), EMSGSIZE);
+	handle_delete(&fh);
 	assert_accounts();
 }
 
@@ -971,13 +966,13 @@ static void fsync_waits_for_the_handles_messages(void **state)
 
 	write_msg(fh, 8);
 	write_msg(fh, 8);
-	spool_fsync(&Sp, fh, (fuse_req_t)1000);
+	spool_fsync(Sp, fh, (fuse_req_t)1000);
 	assert_null(reply_of(1000));
 	complete(1, IBV_WC_SUCCESS);
 	assert_null(reply_of(1000));
 	complete(2, IBV_WC_SUCCESS);
 	assert_int_equal(reply_of(1000)->err, 0);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 static void fsync_reports_a_failure_once(void **state)
@@ -987,12 +982,12 @@ static void fsync_reports_a_failure_once(void **state)
 	struct handle *fh = open_handle(false);
 
 	write_msg(fh, 8);
-	spool_fsync(&Sp, fh, (fuse_req_t)1000);
+	spool_fsync(Sp, fh, (fuse_req_t)1000);
 	complete(1, IBV_WC_REM_OP_ERR);
 	assert_int_equal(reply_of(1000)->err, EIO);
-	spool_fsync(&Sp, fh, (fuse_req_t)1001);
+	spool_fsync(Sp, fh, (fuse_req_t)1001);
 	assert_int_equal(reply_of(1001)->err, 0);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 static void fsync_with_nothing_in_flight_answers_at_once(void **state)
@@ -1000,9 +995,9 @@ static void fsync_with_nothing_in_flight_answers_at_once(void **state)
 	(void)state;
 	struct handle *fh = open_handle(false);
 
-	spool_fsync(&Sp, fh, (fuse_req_t)1000);
+	spool_fsync(Sp, fh, (fuse_req_t)1000);
 	assert_int_equal(reply_of(1000)->err, 0);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 static void fsync_fences_unsignaled_sends_at_once(void **state)
@@ -1013,12 +1008,12 @@ static void fsync_fences_unsignaled_sends_at_once(void **state)
 
 	write_msg(fh, 8);
 	assert_false(Posts[0].signaled);
-	spool_fsync(&Sp, fh, (fuse_req_t)1000);
+	spool_fsync(Sp, fh, (fuse_req_t)1000);
 	assert_int_equal(Nposts, 2);
 	assert_int_equal(Posts[1].op, LINK_FENCE);
 	complete(2, IBV_WC_SUCCESS);
 	assert_int_equal(reply_of(1000)->err, 0);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 static void handle_lives_until_its_messages_end(void **state)
@@ -1030,10 +1025,161 @@ static void handle_lives_until_its_messages_end(void **state)
 	write_msg(fh, 8);
 	assert_int_equal(fh->refs, 2);
 	Watched = fh;
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 	assert_false(Watched_freed);
 	complete(1, IBV_WC_SUCCESS);
 	assert_true(Watched_freed);
+}
+
+/* handle_new reads what the open asks for: sync, the 0-byte intent, and counts it open */
+static void handle_new_reads_the_open_flags(void **state)
+{
+	struct handle *fh, *st;
+
+	(void)state;
+	assert_int_equal(handle_new(Sp, O_WRONLY, Pool, NULL, &fh), 0);
+	assert_false(fh->sync);
+	assert_false(fh->empty_intent);
+	assert_null(fh->frame); /* framing = write */
+	assert_int_equal(fh->refs, 1);
+	assert_int_equal(stats().open_handles, 1);
+	handle_delete(&fh);
+	assert_null(fh);
+	assert_int_equal(stats().open_handles, 0);
+
+	assert_int_equal(handle_new(Sp, O_WRONLY | O_DSYNC | O_TRUNC, Pool, NULL, &fh), 0);
+	assert_true(fh->sync);
+	assert_true(fh->empty_intent);
+	handle_delete(&fh);
+
+	/* mode = sync: every handle is */
+	Cfg.mode = RPMAFS_MODE_SYNC;
+	assert_int_equal(handle_new(Sp, O_WRONLY, Pool, NULL, &fh), 0);
+	assert_true(fh->sync);
+	handle_delete(&fh);
+
+	/* a status snapshot: listed, not counted among the spool file's open files */
+	assert_int_equal(handle_new_status(Sp, strdup("state: x\n"), 9, &st), 0);
+	assert_int_equal(st->text_len, 9);
+	assert_int_equal(stats().open_handles, 0);
+	Watched = st;
+	handle_delete(&st);
+	assert_true(Watched_freed);
+	/* a snapshot that could not be rendered: ENOMEM, nothing listed */
+	assert_int_equal(handle_new_status(Sp, NULL, 0, &st), -ENOMEM);
+}
+
+/* framing = file: the handle has its frame; deleting it drops the bytes no close sent */
+static void file_framed_handle_has_a_frame(void **state)
+{
+	struct frame_budget budget;
+	struct handle *fh;
+
+	(void)state;
+	Cfg.framing = RPMAFS_FRAMING_FILE;
+	frame_budget_init(&budget, NSLOTS);
+	assert_int_equal(handle_new(Sp, O_WRONLY, Pool, &budget, &fh), 0);
+	assert_non_null(fh->frame);
+	assert_int_equal(frame_write(fh->frame, 0, false, "abc", 3, 4096), 0);
+	assert_int_equal(pool_free_count(Pool), NSLOTS - 1); /* the frame's slot */
+	handle_delete(&fh);
+	assert_int_equal(pool_free_count(Pool), NSLOTS);
+	assert_int_equal(atomic_load(&budget.held), 0);
+}
+
+/* the 0-byte message: O_TRUNC or truncated to 0, nothing written, nothing failed */
+static void release_sends_empty_only_for_an_intent(void **state)
+{
+	struct handle *fh;
+
+	(void)state;
+	fh = open_handle(false);
+	assert_false(handle_sends_empty(fh)); /* `>>` or a look-only open */
+	handle_mark(fh, true, false);	      /* ftruncate(fd, 0) */
+	assert_true(handle_sends_empty(fh));
+	handle_delete(&fh);
+
+	assert_int_equal(handle_new(Sp, O_WRONLY | O_TRUNC, Pool, NULL, &fh), 0);
+	assert_true(handle_sends_empty(fh)); /* `: > f` */
+	handle_mark(fh, false, true);	     /* a failed command */
+	assert_false(handle_sends_empty(fh));
+	handle_delete(&fh);
+
+	assert_int_equal(handle_new(Sp, O_WRONLY | O_TRUNC, Pool, NULL, &fh), 0);
+	assert_int_equal(spool_write_check(Sp, fh, 8, false), 0); /* it wrote */
+	assert_false(handle_sends_empty(fh));
+	handle_delete(&fh);
+}
+
+/* a handle whose RELEASE never came (lazy unmount) is freed by spool_delete */
+static void unreleased_handle_freed_at_delete(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(false);
+
+	write_msg(fh, 8);
+	complete(1, IBV_WC_SUCCESS);
+	assert_int_equal(fh->refs, 1);
+	Watched = fh;
+	spool_stop(Sp);
+	spool_close(Sp);
+	assert_false(Watched_freed);
+	spool_delete(&Sp);
+	assert_null(Sp);
+	assert_true(Watched_freed);
+	/* teardown's spool again */
+	assert_int_equal(spool_new(&Env, 2, &Cfg, &Sp), 0);
+}
+
+/* each constructor's message goes through the spool as its kind says */
+static void each_kind_of_message_is_answered_as_its_kind(void **state)
+{
+	struct handle *fh;
+	struct msg *msg;
+	fuse_req_t req;
+	unsigned slot;
+
+	(void)state;
+	up(0);
+	fh = open_handle(true);
+	/* a sync write: its size, at completion */
+	uintptr_t w = write_msg(fh, 10);
+
+	assert_null(reply_of(w));
+	complete(1, IBV_WC_SUCCESS);
+	assert_true(reply_of(w)->write);
+	assert_int_equal(reply_of(w)->size, 10);
+	/* a file message with close = return: 0 once queued, not a size */
+	req = (fuse_req_t)Next_req++;
+	Attempted++;
+	assert_int_equal(msg_new_file(fh, req, Pool, slot_get(), 20, false, &msg), 0);
+	spool_submit(Sp, msg);
+	assert_false(reply_of((uintptr_t)req)->write);
+	assert_int_equal(reply_of((uintptr_t)req)->err, 0);
+	complete(2, IBV_WC_SUCCESS);
+	/* a 0-byte draft: an empty send, its slot back at once, answered 0 at its end */
+	req = (fuse_req_t)Next_req++;
+	Attempted++;
+	slot = slot_get();
+	assert_int_equal(msg_new_draft(req, Pool, slot, 0, true, NULL, NULL, &msg), 0);
+	assert_int_equal(pool_free_count(Pool), NSLOTS);
+	spool_submit(Sp, msg);
+	assert_int_equal(Posts[Nposts - 1].op, LINK_SEND_EMPTY);
+	assert_null(reply_of((uintptr_t)req));
+	complete(3, IBV_WC_SUCCESS);
+	assert_false(reply_of((uintptr_t)req)->write);
+	assert_int_equal(reply_of((uintptr_t)req)->err, 0);
+	/* the release's 0-byte message: sent, nobody answered */
+	unsigned replies = Nreplies;
+
+	empty_msg(fh);
+	assert_int_equal(Posts[Nposts - 1].op, LINK_SEND_EMPTY);
+	complete(4, IBV_WC_SUCCESS);
+	assert_int_equal(Nreplies, replies);
+	assert_int_equal(stats().completed, 4);
+	assert_accounts();
+	handle_delete(&fh);
 }
 
 static void handle_without_messages_ends_at_release(void **state)
@@ -1042,7 +1188,7 @@ static void handle_without_messages_ends_at_release(void **state)
 	struct handle *fh = open_handle(false);
 
 	Watched = fh;
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 	assert_true(Watched_freed);
 }
 
@@ -1055,10 +1201,10 @@ static void zero_byte_message_is_an_empty_send(void **state)
 	struct handle *fh = open_handle(false);
 	bool written = true;
 
-	spool_take_error(&Sp, fh, &written);
+	spool_take_error(Sp, fh, &written);
 	assert_false(written);
 	empty_msg(fh);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 	assert_int_equal(Posts[0].op, LINK_SEND_EMPTY);
 	assert_int_equal(Posts[0].len, 0);
 	assert_int_equal(Nreplies, 0); /* released already: nothing owed */
@@ -1074,7 +1220,7 @@ static void zero_byte_message_refused_is_counted(void **state)
 	struct handle *fh = open_handle(false);
 
 	empty_msg(fh);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 	assert_int_equal(stats().refused, 1);
 	assert_int_equal(Nreplies, 0);
 	assert_accounts();
@@ -1088,7 +1234,7 @@ static void accounting_holds_through_a_mix(void **state)
 	struct handle *fh = open_handle(false);
 
 	write_msg(fh, 8);		 /* pending */
-	spool_tick(&Sp, now_ms() + 6000); /* refused */
+	spool_tick(Sp, now_ms() + 6000); /* refused */
 	up(0);
 	for (int i = 0; i < 4; i++)
 		write_msg(fh, 8);
@@ -1106,7 +1252,7 @@ static void accounting_holds_through_a_mix(void **state)
 	assert_int_equal(st.completed, 2);
 	assert_int_equal(st.failed, 3);
 	assert_int_equal(st.refused, 1);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 /* ---- posting in batches (docs/design.md §8.4) ---- */
@@ -1149,7 +1295,7 @@ static void what_waited_for_the_connection_goes_as_one_chain(void **state)
 	assert_int_equal(Batch_calls, 2);
 	assert_int_equal(Batch_sizes[1], 1);
 	complete(Posts[5].wr_id, IBV_WC_SUCCESS);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 	assert_accounts();
 }
 
@@ -1175,7 +1321,7 @@ static void a_chain_stops_at_the_window(void **state)
 	assert_int_equal(Posts[WINDOW].op, LINK_SEND_EMPTY);
 	complete(Posts[WINDOW].wr_id, IBV_WC_SUCCESS);
 	assert_int_equal(stats().completed, WINDOW + 1);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 	assert_accounts();
 }
 
@@ -1207,7 +1353,7 @@ static void a_chain_that_fails_midway(void **state)
 	Ops->on_down(Ctx, LINK_DRAINED, "drained");
 	assert_int_equal(stats().failed, 3);
 	assert_accounts();
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 static void an_answered_write_whose_post_fails_says_eio_next(void **state)
@@ -1225,12 +1371,12 @@ static void an_answered_write_whose_post_fails_says_eio_next(void **state)
 	assert_int_equal(stats().failed, 1);
 	assert_int_equal(Drops, 1);
 	/* the next write, fsync or close of the descriptor says EIO, once */
-	assert_int_equal(spool_take_error(&Sp, fh, NULL), EIO);
-	assert_int_equal(spool_take_error(&Sp, fh, NULL), 0);
+	assert_int_equal(spool_take_error(Sp, fh, NULL), EIO);
+	assert_int_equal(spool_take_error(Sp, fh, NULL), 0);
 	Post_ret = 0;
 	Ops->on_down(Ctx, LINK_DRAINED, "drained");
 	assert_accounts();
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 static void a_chain_is_signaled_as_sends_one_by_one(void **state)
@@ -1250,10 +1396,10 @@ static void a_chain_is_signaled_as_sends_one_by_one(void **state)
 		signaled += Posts[i].signaled;
 	}
 	assert_int_equal(signaled, NSLOTS / every);
-	assert_true(Sp.fence_at_ms != 0);
+	assert_true(Sp->fence_at_ms != 0);
 	complete(Posts[NSLOTS - 1].wr_id, IBV_WC_SUCCESS);
 	assert_int_equal(stats().completed, NSLOTS);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 	assert_accounts();
 }
 
@@ -1269,7 +1415,7 @@ static void not_connected_async_write_still_waits(void **state)
 	assert_int_equal(Nposts, 1);
 	assert_true(reply_of(r)->write);
 	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 	assert_accounts();
 }
 
@@ -1287,7 +1433,7 @@ static void null_peer_completes_at_once(void **state)
 	r = write_msg(fh, 5);
 	assert_int_equal(replies_to(r), 1);
 	assert_int_equal(stats().bytes_confirmed, 15);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 	assert_accounts();
 }
 
@@ -1299,13 +1445,13 @@ static void close_refuses_pending_and_fails_in_flight(void **state)
 	uintptr_t a = write_msg(fh, 8);
 	uintptr_t b = write_msg(fh, 8);
 
-	spool_stop(&Sp);
+	spool_stop(Sp);
 	assert_int_equal(Stops, 1);
-	spool_close(&Sp);
+	spool_close(Sp);
 	assert_int_equal(Closes, 1);
 	assert_int_equal(reply_of(a)->err, EIO);
 	assert_int_equal(reply_of(b)->err, ESHUTDOWN);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 	assert_accounts();
 }
 
@@ -1335,28 +1481,28 @@ static void cached_attributes_invalidated_on_completion(void **state)
 	struct handle *fh = open_handle(false);
 
 	write_msg(fh, 8);
-	atomic_store(&Sp.attr_cached, true);
+	atomic_store(&Sp->attr_cached, true);
 	complete(1, IBV_WC_SUCCESS);
 	assert_int_equal(Invalidations, 1);
-	assert_false(atomic_load(&Sp.attr_cached));
+	assert_false(atomic_load(&Sp->attr_cached));
 	complete(1, IBV_WC_SUCCESS);
 	assert_int_equal(Invalidations, 1); /* not cached: nothing to invalidate */
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 static void tick_returns_the_soonest_deadline(void **state)
 {
 	(void)state;
 	Link_next = 42;
-	assert_int_equal(spool_tick(&Sp, now_ms()), 42);
+	assert_int_equal(spool_tick(Sp, now_ms()), 42);
 	struct handle *fh = open_handle(false);
 
 	write_msg(fh, 8);
 	Link_next = UINT64_MAX;
-	uint64_t at = spool_tick(&Sp, now_ms());
+	uint64_t at = spool_tick(Sp, now_ms());
 
 	assert_true(at >= now_ms() + 4000 && at < UINT64_MAX);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 /* ---- receiver confirmation (docs/design.md §8.6) ---- */
@@ -1392,7 +1538,7 @@ static void transport_confirmation_carries_no_numbers(void **state)
 	assert_false(stats().confirm_receiver);
 	assert_int_equal(stats().acked, 0);
 	assert_int_equal(stats().bytes_confirmed, 8);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 static void sync_write_returns_at_the_ack(void **state)
@@ -1425,7 +1571,7 @@ static void sync_write_returns_at_the_ack(void **state)
 	assert_int_equal(stats().bytes_confirmed, 8);
 	assert_int_equal(pool_free_count(Pool), NSLOTS);
 	assert_acked_accounts();
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 /* a receiver-confirmed sync write whose send completed: parked, its reply owed */
@@ -1458,9 +1604,9 @@ static void unanswered_request_drops_a_silent_link(void **state)
 
 	/* the tick looks a quarter of the silence (5000 ms) after the post */
 	assert_true(Armed >= t0 + 1250 && Armed <= now_ms() + 1250);
-	assert_true(spool_tick(&Sp, t0 + 1000) >= t0 + 1250);
+	assert_true(spool_tick(Sp, t0 + 1000) >= t0 + 1250);
 	assert_int_equal(Nposts, 1);
-	uint64_t due = spool_tick(&Sp, t0 + 1300);
+	uint64_t due = spool_tick(Sp, t0 + 1300);
 
 	assert_int_equal(Nposts, 2);
 	assert_true(Posts[1].has_imm);
@@ -1468,17 +1614,17 @@ static void unanswered_request_drops_a_silent_link(void **state)
 	assert_int_equal(Posts[1].len, 0);
 	assert_true(due >= t0 + 5000 && due <= now_ms() + 5000);
 	/* one request at a time */
-	spool_tick(&Sp, t0 + 4000);
+	spool_tick(Sp, t0 + 4000);
 	assert_int_equal(Nposts, 2);
 	assert_int_equal(Drops, 0);
-	spool_tick(&Sp, due);
+	spool_tick(Sp, due);
 	assert_int_equal(Drops, 1);
 	assert_non_null(strstr(stats().last_error, "no acknowledgement within 5000 ms"));
 	assert_null(reply_of(r)); /* it goes again after the drain (§8.6) */
 	Ops->on_down(Ctx, LINK_DRAINED, "drained");
 	assert_int_equal(stats().pending, 1);
 	assert_int_equal(stats().unacked, 0);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 /* the inbox acknowledges only what was read, but answers a REQUEST at once */
@@ -1489,17 +1635,17 @@ static void answered_request_keeps_a_slow_receiver(void **state)
 	uint64_t t0;
 	uintptr_t r = park_sync_write(&fh, &t0);
 
-	spool_tick(&Sp, t0 + 1300);
+	spool_tick(Sp, t0 + 1300);
 	assert_int_equal(Nposts, 2);
 	ack(0, 8, 0); /* nothing read yet: the answer acknowledges nothing */
 	uint64_t heard = now_ms_coarse();
-	uint64_t due = spool_tick(&Sp, heard + 1000);
+	uint64_t due = spool_tick(Sp, heard + 1000);
 
 	/* quiet again: asked again a quarter of the silence after the answer */
 	assert_true(due >= heard + 1250 && due <= now_ms() + 1250);
 	assert_int_equal(Nposts, 2);
 	/* long after the first request: a new one, and still no drop */
-	due = spool_tick(&Sp, t0 + 5000);
+	due = spool_tick(Sp, t0 + 5000);
 	assert_int_equal(Nposts, 3);
 	assert_int_equal(Drops, 0);
 	assert_null(reply_of(r));
@@ -1507,10 +1653,10 @@ static void answered_request_keeps_a_slow_receiver(void **state)
 	ack(1, 8, 0);
 	assert_non_null(reply_of(r));
 	/* nothing waits for an acknowledgement: nothing is asked, nothing dropped */
-	spool_tick(&Sp, now_ms() + 60000);
+	spool_tick(Sp, now_ms() + 60000);
 	assert_int_equal(Nposts, 3);
 	assert_int_equal(Drops, 0);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 /*
@@ -1554,7 +1700,7 @@ static void writes_at_the_reserve_return_once_posted(void **state)
 	for (int i = 0; i < NSLOTS; i++)
 		assert_true(reply_of(r[i])->write);
 	assert_int_equal(pool_free_count(Pool), NSLOTS);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 	assert_acked_accounts();
 }
 
@@ -1581,7 +1727,7 @@ static void ack_covers_every_earlier_message(void **state)
 	assert_int_equal(stats().bytes_confirmed, 12);
 	assert_int_equal(fh->in_flight, 0);
 	assert_acked_accounts();
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 static void credits_hold_back_posts(void **state)
@@ -1603,7 +1749,7 @@ static void credits_hold_back_posts(void **state)
 	assert_int_equal(Nposts, 3);
 	ack(3, 2, 0); /* 3 is not sent yet: the link checks that; here up to 5 */
 	assert_int_equal(Nposts, 4);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 static void a_chain_carries_numbers_up_to_the_credits(void **state)
@@ -1638,7 +1784,7 @@ static void a_chain_carries_numbers_up_to_the_credits(void **state)
 	ack(6, 4, 0);
 	assert_int_equal(stats().acked, 6);
 	assert_acked_accounts();
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 static void a_chain_failing_midway_numbers_only_what_went(void **state)
@@ -1655,7 +1801,7 @@ static void a_chain_failing_midway_numbers_only_what_went(void **state)
 	assert_int_equal(Nposts, 1);
 	assert_int_equal(Posts[0].imm & RPMAFS_SEQ_MASK, 1);
 	/* the one that failed to post took no number: the next connection gives 2 to the next */
-	assert_int_equal(Sp.cf.next, 2);
+	assert_int_equal(Sp->cf.next, 2);
 	Post_ret = 0;
 	Ops->on_down(Ctx, LINK_DRAINED, "drained");
 	/* number 1 was sent, not acknowledged: it goes again, first, with its number */
@@ -1667,7 +1813,7 @@ static void a_chain_failing_midway_numbers_only_what_went(void **state)
 	ack(2, 8, 0);
 	assert_int_equal(stats().resent, 1);
 	assert_acked_accounts();
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 static void fsync_asks_for_an_ack_and_waits_for_it(void **state)
@@ -1680,7 +1826,7 @@ static void fsync_asks_for_an_ack_and_waits_for_it(void **state)
 	write_msg(fh, 8);
 	assert_false(Posts[0].imm & RPMAFS_IMM_PROMPT); /* nobody waits yet */
 	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
-	spool_fsync(&Sp, fh, (fuse_req_t)1000);
+	spool_fsync(Sp, fh, (fuse_req_t)1000);
 	/* a 0-byte request, no number, wr_id 0 (settles nothing) */
 	assert_int_equal(Nposts, 2);
 	assert_int_equal(Posts[1].op, LINK_SEND_EMPTY);
@@ -1697,8 +1843,8 @@ static void fsync_asks_for_an_ack_and_waits_for_it(void **state)
 	assert_int_equal(reply_of(1000)->err, 0);
 	complete(Posts[2].wr_id, IBV_WC_SUCCESS);
 	ack(2, 8, 0);
-	spool_release(&Sp, fh);
-	spool_release(&Sp, other);
+	handle_delete(&fh);
+	handle_delete(&other);
 }
 
 static void lose_the_link(void)
@@ -1743,9 +1889,9 @@ static void unacked_messages_go_again_first(void **state)
 	assert_int_equal(st.acked, 4);
 	assert_int_equal(st.bytes_confirmed, 15);
 	assert_int_equal(fh->in_flight, 0);
-	assert_int_equal(spool_take_error(&Sp, fh, NULL), 0); /* nothing failed */
+	assert_int_equal(spool_take_error(Sp, fh, NULL), 0); /* nothing failed */
 	assert_acked_accounts();
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 static void resend_fails_after_send_timeout(void **state)
@@ -1763,7 +1909,7 @@ static void resend_fails_after_send_timeout(void **state)
 	lose_the_link();
 	assert_int_equal(stats().pending, 2);
 	assert_null(reply_of(r)); /* the sync write still waits */
-	spool_tick(&Sp, now_ms() + Cfg.send_timeout_ms + 1);
+	spool_tick(Sp, now_ms() + Cfg.send_timeout_ms + 1);
 	struct spool_stats st = stats();
 
 	assert_int_equal(st.failed, 2); /* failed, not refused: they were sent */
@@ -1772,16 +1918,16 @@ static void resend_fails_after_send_timeout(void **state)
 	assert_int_equal(st.bytes_confirmed, 0);
 	assert_acked_accounts();
 	assert_int_equal(reply_of(r)->err, EIO);
-	assert_int_equal(spool_take_error(&Sp, fh, NULL), EIO);
+	assert_int_equal(spool_take_error(Sp, fh, NULL), EIO);
 	assert_int_equal(pool_free_count(Pool), NSLOTS);
-	spool_release(&Sp, fh);
-	spool_release(&Sp, sync);
+	handle_delete(&fh);
+	handle_delete(&sync);
 }
 
 /* a write by owner (the writing process's FUSE lock owner), as op_write makes it */
 static uintptr_t write_as(struct handle *fh, uint64_t owner, uint32_t len)
 {
-	spool_note_writer(&Sp, fh, owner);
+	spool_note_writer(Sp, fh, owner);
 	return write_msg(fh, len);
 }
 
@@ -1807,19 +1953,19 @@ static void child_close_does_not_wait_for_the_writers_messages(void **state)
 	complete(Posts[1].wr_id, IBV_WC_SUCCESS); /* parked, not acknowledged */
 	lose_the_link();			  /* the receiver was killed */
 	assert_int_equal(stats().pending, 2);
-	assert_int_equal(spool_flush(&Sp, fh, (fuse_req_t)1000, CHILD), 0);
+	assert_int_equal(spool_flush(Sp, fh, (fuse_req_t)1000, CHILD), 0);
 	assert_non_null(reply_of(1000)); /* at once: the child execs the receiver */
 	assert_int_equal(reply_of(1000)->err, 0);
 	up(8);
 	assert_int_equal(stats().resent, 2);
-	assert_int_equal(spool_flush(&Sp, fh, (fuse_req_t)1001, PARENT), 0);
+	assert_int_equal(spool_flush(Sp, fh, (fuse_req_t)1001, PARENT), 0);
 	assert_null(reply_of(1001)); /* the writer's close waits for the ack */
 	complete(Posts[3].wr_id, IBV_WC_SUCCESS);
 	ack(2, 8, 0);
 	assert_int_equal(reply_of(1001)->err, 0);
 	assert_int_equal(stats().failed, 0);
 	assert_int_equal(stats().acked, 2);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 /* close = return: an inherited descriptor's close leaves the error for the writer */
@@ -1832,11 +1978,11 @@ static void child_close_leaves_the_error_to_the_writer(void **state)
 	up(0);
 	write_as(fh, PARENT, 8);
 	complete(Posts[0].wr_id, IBV_WC_REM_OP_ERR);
-	spool_flush(&Sp, fh, (fuse_req_t)1000, CHILD);
+	spool_flush(Sp, fh, (fuse_req_t)1000, CHILD);
 	assert_int_equal(reply_of(1000)->err, 0);
-	spool_flush(&Sp, fh, (fuse_req_t)1001, PARENT);
+	spool_flush(Sp, fh, (fuse_req_t)1001, PARENT);
 	assert_int_equal(reply_of(1001)->err, EIO);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 /* a writer's close waits as fsync does (close = wait) */
@@ -1847,11 +1993,11 @@ static void writer_close_waits_as_fsync(void **state)
 
 	up(0);
 	write_as(fh, PARENT, 8);
-	spool_flush(&Sp, fh, (fuse_req_t)1000, PARENT);
+	spool_flush(Sp, fh, (fuse_req_t)1000, PARENT);
 	assert_null(reply_of(1000));
 	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
 	assert_int_equal(reply_of(1000)->err, 0);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 static void transport_confirmation_fails_what_was_in_flight(void **state)
@@ -1864,8 +2010,8 @@ static void transport_confirmation_fails_what_was_in_flight(void **state)
 	lose_the_link();
 	assert_int_equal(stats().failed, 1);
 	assert_int_equal(stats().pending, 0);
-	assert_int_equal(spool_take_error(&Sp, fh, NULL), EIO);
-	spool_release(&Sp, fh);
+	assert_int_equal(spool_take_error(Sp, fh, NULL), EIO);
+	handle_delete(&fh);
 }
 
 static void refused_ack_is_counted(void **state)
@@ -1895,7 +2041,7 @@ static void numbers_go_on_across_connections(void **state)
 	complete(Posts[1].wr_id, IBV_WC_SUCCESS);
 	ack(2, 8, 0);
 	assert_int_equal(stats().acked, 2);
-	spool_release(&Sp, fh);
+	handle_delete(&fh);
 }
 
 int main(void)
@@ -1938,6 +2084,11 @@ int main(void)
 		T_ON_ERROR(fsync_fences_unsignaled_sends_at_once),
 		T(handle_lives_until_its_messages_end),
 		T(handle_without_messages_ends_at_release),
+		T(handle_new_reads_the_open_flags),
+		T(file_framed_handle_has_a_frame),
+		T(release_sends_empty_only_for_an_intent),
+		T(unreleased_handle_freed_at_delete),
+		T(each_kind_of_message_is_answered_as_its_kind),
 		T_ON_ERROR(zero_byte_message_is_an_empty_send),
 		T_NO_WAIT(zero_byte_message_refused_is_counted),
 		T(accounting_holds_through_a_mix),

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * spooltick.c -- a spool's deadlines (see spool_tick in spool.h): writes
+ * timers.c -- a spool's deadlines (see spool_tick in spool.h): writes
  * that waited send_timeout_ms for a connection, sends the peer left
  * unanswered that long, messages it never acknowledged, the fence of quiet unsignaled sends
  * (docs/design.md §8.4, §8.5). The loop thread calls it when its timer
@@ -11,8 +11,7 @@
 #include <stdio.h>
 
 #include "confirm.h"
-#include "spool.h"
-#include "spool_locked.h"
+#include "spool_impl.h"
 #include "link/link.h"
 
 static void soonest(uint64_t *next, uint64_t t)

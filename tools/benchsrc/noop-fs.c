@@ -6,7 +6,7 @@
  *
  * One write-only, direct-I/O, non-seekable file `f` in the root; every
  * WRITE is answered at once with its size, FLUSH, FSYNC and RELEASE with 0.
- * It runs FUSE as rpmafs does (fs/ops.c op_init, fs/workers.c): the same
+ * It runs FUSE as rpmafs does (fs/fuse/ops.c op_init, fs/runtime/workers.c): the same
  * capabilities and max_write, the same attribute timeout, and four threads
  * taking turns reading /dev/fuse with one read buffer each, so that
  * tools/bench can divide rpmafs's null peer by what FUSE alone costs
@@ -26,8 +26,8 @@
 #include <fuse_lowlevel.h>
 
 #define WORKERS 4			     /* fs/main.c DEFAULT_WORKERS */
-#define MAX_WRITE (256u * 4096u - 4096u + 1) /* fs/ops.c op_init */
-#define ATTR_TIMEOUT 86400.0		     /* fs/ops.c SPOOL_ATTR_TIMEOUT */
+#define MAX_WRITE (256u * 4096u - 4096u + 1) /* fs/fuse/ops.c op_init */
+#define ATTR_TIMEOUT 86400.0		     /* fs/fuse/spoolfile.c SPOOL_ATTR_TIMEOUT */
 #define FILE_INO 2
 
 enum { N_LOOKUP, N_GETATTR, N_SETATTR, N_OPEN, N_WRITE, N_FLUSH, N_FSYNC, N_RELEASE, N_OPS };
@@ -144,7 +144,7 @@ static const struct fuse_lowlevel_ops ops = {
 
 static pthread_mutex_t turn = PTHREAD_MUTEX_INITIALIZER;
 
-/* as fs/workers.c: take the turn, read one request, handle it, hand the turn on */
+/* as fs/runtime/workers.c: take the turn, read one request, handle it, hand the turn on */
 static void *worker(void *arg)
 {
 	struct fuse_session *se = arg;

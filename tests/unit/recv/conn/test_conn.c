@@ -82,20 +82,11 @@ static void fx_start(struct fx *f, bool srq, uint64_t count)
 	assert_true(srv->epfd >= 0);
 	snprintf(f->out_path, sizeof(f->out_path), "/tmp/test-recv-conn.%d", (int)getpid());
 	assert_int_equal(recv_output_open(RECV_FORMAT_LEN, f->out_path, &srv->out), 0);
+	assert_int_equal(recv_rxq_new(srv, &srv->rxq), 0);
 	assert_int_equal(rpma_conn_cfg_new(&srv->conn_cfg), 0);
-	assert_int_equal(rpma_conn_cfg_set_sq_size(srv->conn_cfg, RECV_ACK_BUFS), 0);
-	if (srq) {
-		assert_int_equal(recv_srq_new(srv->peer, SLOTS, MAX_MESSAGE, &srv->srq), 0);
-		assert_int_equal(recv_qpmap_new(&srv->qps), 0);
-		assert_int_equal(rpma_conn_cfg_set_srq(srv->conn_cfg, srv->srq->srq), 0);
-		assert_int_equal(rpma_conn_cfg_set_cq_size(srv->conn_cfg, RECV_ACK_BUFS), 0);
-		assert_int_equal(rpma_conn_cfg_set_rq_size(srv->conn_cfg, 1), 0);
-		f->srq_watch = (struct recv_watch){RECV_WATCH_SRQ_CQ, NULL};
-	} else {
-		assert_int_equal(
-			rpma_conn_cfg_set_cq_size(srv->conn_cfg, SLOTS + RECV_ACK_BUFS), 0);
-		assert_int_equal(rpma_conn_cfg_set_rq_size(srv->conn_cfg, SLOTS), 0);
-	}
+	assert_int_equal(recv_rxq_conn_cfg(srv->rxq, srv->conn_cfg), 0);
+	assert_true((recv_rxq_fd(srv->rxq) >= 0) == srq);
+	f->srq_watch = (struct recv_watch){RECV_WATCH_SRQ_CQ, NULL};
 	f->ep = fx_ep(srv->peer);
 	assert_int_equal(rpma_ep_get_fd(f->ep, &fd), 0);
 
@@ -120,10 +111,8 @@ static void fx_stop(struct fx *f)
 	recv_conn_reap(srv);
 	assert_int_equal(rpma_ep_shutdown(&f->ep), 0);
 	assert_int_equal(rpma_conn_cfg_delete(&srv->conn_cfg), 0);
-	if (srv->srq) {
-		recv_srq_delete(&srv->srq);
-		recv_qpmap_delete(&srv->qps);
-	}
+	recv_rxq_delete(&srv->rxq);
+	assert_null(srv->rxq);
 	assert_int_equal(recv_output_close(&srv->out), 0);
 	unlink(f->out_path);
 	close(srv->epfd);
@@ -140,7 +129,7 @@ static void pump(struct fx *f, int timeout)
 	assert_true(n >= 0);
 	for (int i = 0; i < n; i++)
 		recv_conn_handle(&f->srv, evs[i].data.ptr);
-	if (f->srv.srq)
+	if (f->opts.srq)
 		recv_conn_handle(&f->srv, &f->srq_watch);
 }
 
@@ -149,7 +138,7 @@ static void arrive(struct fx *f, uint32_t num, uint32_t len)
 {
 	uint32_t imm = num | RPMAFS_IMM_PROMPT;
 
-	if (f->srv.srq) {
+	if (f->opts.srq) {
 		assert_true(fake_srq_deliver(f->qp, len, true, htonl(imm)));
 		return;
 	}

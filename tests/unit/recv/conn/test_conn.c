@@ -6,7 +6,8 @@
  * only once that send completed (a send still queued at the disconnect is
  * flushed, and its sender re-sends what it never saw acknowledged), or
  * once LAST_ACK_MAX_MS passed without it (a dead or hostile peer). With
- * the shared receive queue and with --no-srq.
+ * the shared receive queue and with --no-srq. And the state table: a
+ * transition it does not list is refused.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include "ack.h"
 #include "confirm.h"
 #include "conn.h"
+#include "conn_priv.h"
 #include "log.h"
 #include "pdata.h"
 
@@ -303,6 +305,79 @@ static void output_gone_disconnects_at_once(void **state)
 	fx_stop(&f);
 }
 
+/*
+ * the state table: what it lists is allowed, and nothing else; no state
+ * goes back to an earlier one, none to itself, none out of FINISHED
+ */
+static void transition_table(void **state)
+{
+	static const enum conn_state legal[][2] = {
+		{CONN_ACCEPTING, CONN_RECEIVING},
+		{CONN_ACCEPTING, CONN_SENDING_LAST_ACK},
+		{CONN_RECEIVING, CONN_SENDING_LAST_ACK},
+		{CONN_ACCEPTING, CONN_DISCONNECTING},
+		{CONN_RECEIVING, CONN_DISCONNECTING},
+		{CONN_SENDING_LAST_ACK, CONN_DISCONNECTING},
+		{CONN_DISCONNECTING, CONN_SETTLING},
+		{CONN_SETTLING, CONN_FINISHED},
+		{CONN_ACCEPTING, CONN_FINISHED},
+		{CONN_RECEIVING, CONN_FINISHED},
+		{CONN_SENDING_LAST_ACK, CONN_FINISHED},
+		{CONN_DISCONNECTING, CONN_FINISHED},
+	};
+	unsigned allowed = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(legal) / sizeof(legal[0]); i++)
+		assert_true(recv_conn_may(legal[i][0], legal[i][1]));
+	for (int from = 0; from < CONN_STATES; from++)
+		for (int to = 0; to < CONN_STATES; to++)
+			allowed += recv_conn_may((enum conn_state)from, (enum conn_state)to);
+	assert_int_equal(allowed, sizeof(legal) / sizeof(legal[0]));
+
+	assert_false(recv_conn_may(CONN_FINISHED, CONN_RECEIVING));
+	assert_false(recv_conn_may(CONN_SETTLING, CONN_RECEIVING));
+	assert_false(recv_conn_may(CONN_RECEIVING, CONN_ACCEPTING));
+	assert_false(recv_conn_may(CONN_ACCEPTING, CONN_SETTLING));
+	assert_false(recv_conn_may(CONN_RECEIVING, CONN_RECEIVING));
+	for (int s = 0; s < CONN_STATES; s++)
+		assert_non_null(recv_conn_state_name((enum conn_state)s));
+}
+
+/*
+ * a live connection asked for a transition the table does not have stays
+ * as it was; one the table has is taken
+ */
+static void illegal_transition_is_refused(void **state)
+{
+	struct recv_conn *c;
+	struct fx f;
+
+	(void)state;
+	fx_start(&f, true, 0);
+	c = f.srv.conns;
+	assert_non_null(c);
+	assert_int_equal(c->state, CONN_ACCEPTING);
+	assert_true(recv_conn_talking(c));
+
+	assert_false(recv_conn_to(c, CONN_SETTLING)); /* not without its disconnect */
+	assert_int_equal(c->state, CONN_ACCEPTING);
+	assert_int_equal(f.srv.settling, 0);
+
+	assert_true(recv_conn_to(c, CONN_RECEIVING));
+	assert_int_equal(c->state, CONN_RECEIVING);
+	assert_false(recv_conn_to(c, CONN_ACCEPTING));
+	assert_int_equal(c->state, CONN_RECEIVING);
+
+	/* a close takes it on by the table: disconnecting, no longer talking */
+	recv_conn_close(c, "the test");
+	assert_int_equal(c->state, CONN_DISCONNECTING);
+	assert_false(recv_conn_talking(c));
+	assert_false(recv_conn_to(c, CONN_RECEIVING));
+	assert_int_equal(c->state, CONN_DISCONNECTING);
+	fx_stop(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -311,6 +386,8 @@ int main(void)
 		rpma_unit_test(signal_drains_acks_then_disconnects),
 		rpma_unit_test(dead_peer_is_closed_in_time),
 		rpma_unit_test(output_gone_disconnects_at_once),
+		rpma_unit_test(transition_table),
+		rpma_unit_test(illegal_transition_is_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

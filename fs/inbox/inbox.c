@@ -290,6 +290,8 @@ static void on_request(struct inbox *ib, struct rpma_conn_req **req)
 		if (!peer_describe(&ss, peer, sizeof(peer)))
 			snprintf(peer, sizeof(peer), "(unknown)");
 	}
+#else
+	(void)ss;
 #endif
 	if (rpma_conn_req_get_private_data(*req, &their)) {
 		their.ptr = NULL;

@@ -23,6 +23,7 @@
 #include "inbox.h"
 #include "inbox_ack.h"
 #include "pdata.h"
+#include "peer_check.h"
 #include "runtime/log.h"
 #include "runtime/loop.h"
 #include "wc.h"
@@ -251,25 +252,6 @@ static void on_conn_event(void *arg)
 	}
 }
 
-static void describe(const struct sockaddr_storage *ss, char *text, size_t size)
-{
-	char a[INET6_ADDRSTRLEN] = "?";
-
-	if (ss->ss_family == AF_INET) {
-		const struct sockaddr_in *in = (const void *)ss;
-
-		inet_ntop(AF_INET, &in->sin_addr, a, sizeof(a));
-		snprintf(text, size, "%s:%u", a, ntohs(in->sin_port));
-	} else if (ss->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const void *)ss;
-
-		inet_ntop(AF_INET6, &in6->sin6_addr, a, sizeof(a));
-		snprintf(text, size, "[%s]:%u", a, ntohs(in6->sin6_port));
-	} else {
-		snprintf(text, size, "(unknown)");
-	}
-}
-
 static void reject(struct inbox *ib, struct rpma_conn_req **req, const char *peer, const char *why)
 {
 	(void)rpma_conn_req_delete(req);
@@ -281,37 +263,41 @@ static void on_request(struct inbox *ib, struct rpma_conn_req **req)
 {
 	struct rpma_conn_private_data their = {NULL, 0}, ours;
 	uint8_t reply[RPMAFS_PDATA_LEN];
-	struct rpmafs_pdata pd = {0};
 	struct sockaddr_storage ss = {0};
-	enum rpmafs_pdata_kind kind;
+	struct peer_request pr = {0};
+	struct peer_facts facts;
 	char peer[64] = "(address unknown)";
 	struct inbox_conn *c;
-	const char *why;
-	bool known = false;
 	int ret, credits = 0;
 
 #ifdef RPMA_HAVE_EXT
-	known = rpma_conn_req_get_peer_addr(*req, &ss) == 0;
-	if (known)
-		describe(&ss, peer, sizeof(peer));
-#else
-	(void)describe;
-#endif
-	if (recv_allow_count(ib->allow) > 0 &&
-		(!known || !recv_allow_match(ib->allow, (const struct sockaddr *)&ss))) {
-		reject(ib, req, peer, "address not allowed by [rpmafs] allow");
-		return;
+	if (rpma_conn_req_get_peer_addr(*req, &ss) == 0) {
+		pr.addr = &ss;
+		if (!peer_describe(&ss, peer, sizeof(peer)))
+			snprintf(peer, sizeof(peer), "(unknown)");
 	}
+#else
+	(void)ss;
+#endif
 	if (rpma_conn_req_get_private_data(*req, &their)) {
 		their.ptr = NULL;
 		their.len = 0;
 	}
-	kind = rpmafs_pdata_parse(their.ptr, their.len, &pd, &why);
-	if (kind == RPMAFS_PDATA_FOREIGN || kind == RPMAFS_PDATA_MALFORMED) {
-		reject(ib, req, peer, why);
+	pr.pdata = their.ptr;
+	pr.pdata_len = their.len;
+	pr.open = ib->nconns;
+	pr.max_conns = INBOX_CONNS_MAX;
+	switch (peer_check(ib->allow, &pr, &facts)) {
+	case PEER_ACCEPT:
+		break;
+	case PEER_NOT_ALLOWED:
+		reject(ib, req, peer, "address not allowed by [rpmafs] allow");
 		return;
-	}
-	if (ib->nconns >= INBOX_CONNS_MAX) {
+	case PEER_FOREIGN:
+	case PEER_MALFORMED:
+		reject(ib, req, peer, facts.why);
+		return;
+	case PEER_TOO_MANY:
 		reject(ib, req, peer, "too many connections open");
 		return;
 	}
@@ -323,7 +309,7 @@ static void on_request(struct inbox *ib, struct rpma_conn_req **req)
 	c->ib = ib;
 	c->event_fd = c->cq_fd = -1;
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
-	if (kind == RPMAFS_PDATA_OK && (pd.flags & RPMAFS_PDATA_F_ACK))
+	if (facts.acked)
 		credits = inbox_ack_offer(ib->acks, &c->ack);
 	/*
 	 * Plain senders: no credits, the shared queue promises no receive to
@@ -371,7 +357,7 @@ static void on_request(struct inbox *ib, struct rpma_conn_req **req)
 		return;
 	}
 	log_info("inbox: accepting %s (%s)", peer,
-		kind != RPMAFS_PDATA_OK ? "no rpmafs private data"
+		facts.kind != RPMAFS_PDATA_OK ? "no rpmafs private data"
 		: c->ack.on		? "rpmafs sender, acknowledged at read"
 					: "rpmafs sender");
 }

@@ -2,15 +2,14 @@
 /*
  * conn.h -- rpma-recv's connections: accepting, receiving, closing
  *
- * One event loop (main.c) serves every connection. By default every
- * connection takes its messages from the one shared receive queue
- * (srq.h), whose completions all arrive on one CQ; a connection itself is
- * a queue pair, its CM events and this bookkeeping. With --no-srq each
- * connection has its own receive buffer of slots x max_message bytes,
- * registered once, with one receive posted per slot before the connection
- * is accepted. Either way a slot is posted again as soon as its message has
- * been written out: what one poll of the CQ brings is written out in one
- * batch (struct recv_batch), then its slots are posted again as one chain.
+ * One event loop (main.c) serves every connection. A connection request
+ * is judged and accepted or rejected (accept.c); a connection goes through
+ * the states of conn.c's table; it receives on the receive path of rxq.h
+ * (by default the one shared receive queue, whose completions all arrive
+ * on one CQ; with --no-srq a receive queue of its own). Either way a slot
+ * is posted again as soon as its message has been written out: what one
+ * poll of the CQ brings is written out in one batch (struct recv_batch,
+ * deliver.c), then its slots are posted again as one chain.
  */
 #ifndef RPMA_RECV_CONN_H
 #define RPMA_RECV_CONN_H
@@ -22,8 +21,7 @@
 
 #include "options.h"
 #include "output.h"
-#include "qpmap.h"
-#include "srq.h"
+#include "rxq.h"
 
 struct recv_conn;
 
@@ -43,7 +41,7 @@ struct recv_batch {
 	uint32_t num[RECV_BATCH_MAX]; /* receiver confirmation: the message's number */
 	unsigned nslots;	      /* receives to post again, once written */
 	uint32_t slot[RECV_BATCH_MAX];
-	struct recv_conn *slot_conn[RECV_BATCH_MAX]; /* --no-srq: whose (NULL: the SRQ's) */
+	struct recv_conn *slot_conn[RECV_BATCH_MAX]; /* whose own queue (NULL: the shared one) */
 };
 
 /* what an epoll event points at */
@@ -77,13 +75,9 @@ struct recv_server {
 	struct recv_output *out;
 	int epfd;
 
-	struct recv_srq *srq;	 /* NULL with --no-srq */
-	struct recv_qpmap *qps;	 /* qp_num -> connection, for the SRQ's completions */
-	bool srq_pending;	 /* the SRQ's CQ has completions left to handle */
-	bool draining;		 /* in drain_srq(): no nested drain */
+	struct recv_rxq *rxq;	 /* where the connections receive (rxq.h) */
 	struct recv_conn *conns; /* open connections */
 	struct recv_conn *dead;	 /* closed; freed once the current epoll batch is done */
-	unsigned pending;	 /* connections with completions left to handle */
 	unsigned open;		 /* connections in conns */
 	unsigned settling;	 /* of those, waiting for their last completions */
 
@@ -92,8 +86,7 @@ struct recv_server {
 	uint64_t bytes;
 	unsigned long accepted;
 	unsigned long rejected;
-	size_t locked;	/* bytes of registered receive buffers */
-	uint64_t stray; /* SRQ completions of no open connection (dropped) */
+	size_t locked; /* bytes of registered receive buffers */
 
 	struct recv_batch batch; /* what the completions being handled brought */
 
@@ -103,8 +96,8 @@ struct recv_server {
 };
 
 /*
- * recv_conn_request -- judge a connection request (--allow, private data),
- * then accept it with receives posted, or reject it; either way it is
+ * recv_conn_request -- judge a connection request (--allow, private data,
+ * --max-connections: common/peer_check.h), then accept it with receives posted, or reject it; either way it is
  * logged and *req is consumed
  */
 void recv_conn_request(struct recv_server *srv, struct rpma_conn_req **req);

@@ -130,40 +130,12 @@ static int setup_rpma(struct loop *lp, struct recv_options *opts)
 		return -1;
 	}
 
-	if (opts->srq) {
-		if (recv_srq_new(lp->srv.peer, opts->slots, opts->max_message, &lp->srv.srq))
-			return -1;
-		if (recv_qpmap_new(&lp->srv.qps)) {
-			fprintf(stderr, "rpma-recv: out of memory\n");
-			return -1;
-		}
-		lp->srv.locked = lp->srv.srq->buf_size;
-	}
+	if (recv_rxq_new(&lp->srv, &lp->srv.rxq))
+		return -1;
 
 	ret = rpma_conn_cfg_new(&lp->srv.conn_cfg);
-	if (!ret && opts->srq) {
-		/*
-		 * A connection on the shared queue receives into it and sends
-		 * nothing: its own queues are the smallest there are, so that a
-		 * connection costs a queue pair and little else.
-		 */
-		ret = rpma_conn_cfg_set_srq(lp->srv.conn_cfg, lp->srv.srq->srq);
-		/* it sends only acknowledgements (confirm.h), a few at a time */
-		if (!ret)
-			ret = rpma_conn_cfg_set_sq_size(lp->srv.conn_cfg, RECV_ACK_BUFS);
-		if (!ret)
-			ret = rpma_conn_cfg_set_cq_size(lp->srv.conn_cfg, RECV_ACK_BUFS);
-		if (!ret)
-			ret = rpma_conn_cfg_set_rq_size(lp->srv.conn_cfg, 1);
-	} else if (!ret) {
-		/* one CQ entry per slot and per acknowledgement in flight */
-		ret = rpma_conn_cfg_set_sq_size(lp->srv.conn_cfg, RECV_ACK_BUFS);
-		if (!ret)
-			ret = rpma_conn_cfg_set_cq_size(lp->srv.conn_cfg,
-				opts->slots + RECV_ACK_BUFS);
-		if (!ret)
-			ret = rpma_conn_cfg_set_rq_size(lp->srv.conn_cfg, opts->slots);
-	}
+	if (!ret)
+		ret = recv_rxq_conn_cfg(lp->srv.rxq, lp->srv.conn_cfg);
 	if (ret) {
 		fprintf(stderr, "rpma-recv: connection configuration: %s\n", rpma_err_2str(ret));
 		return -1;
@@ -220,7 +192,8 @@ static int setup_loop(struct loop *lp)
 	if (watch(lp, fd, &lp->ep_watch, RECV_WATCH_ENDPOINT) ||
 		watch(lp, lp->sigfd, &lp->sig_watch, RECV_WATCH_SIGNAL))
 		return -1;
-	if (lp->srv.srq && watch(lp, lp->srv.srq->rcq_fd, &lp->srq_watch, RECV_WATCH_SRQ_CQ))
+	fd = recv_rxq_fd(lp->srv.rxq);
+	if (fd >= 0 && watch(lp, fd, &lp->srq_watch, RECV_WATCH_SRQ_CQ))
 		return -1;
 	return 0;
 }
@@ -329,7 +302,7 @@ static int run(struct loop *lp)
 		if (acks >= 0 && (settle < 0 || acks < settle))
 			settle = acks;
 		recv_conn_reap(srv);
-		if (srv->pending || srv->srq_pending)
+		if (recv_rxq_pending(srv->rxq))
 			timeout = 0;
 		else if (lp->stopping)
 			timeout = (int)(lp->deadline_ms > recv_now_ms()
@@ -376,8 +349,7 @@ static void teardown(struct loop *lp)
 	if (lp->srv.conn_cfg)
 		(void)rpma_conn_cfg_delete(&lp->srv.conn_cfg);
 	/* after the connections, before the peer */
-	recv_srq_delete(&lp->srv.srq);
-	recv_qpmap_delete(&lp->srv.qps);
+	recv_rxq_delete(&lp->srv.rxq);
 	if (lp->srv.peer)
 		(void)rpma_peer_delete(&lp->srv.peer);
 	if (lp->srv.epfd >= 0)
@@ -391,7 +363,8 @@ int main(int argc, char *argv[])
 	struct recv_options opts;
 	struct loop lp = {.srv.epfd = -1, .sigfd = -1};
 	int status = EXIT_SUCCESS, ret;
-	uint32_t srq_posted;
+	uint32_t unposted = 0, slots = 0;
+	uint64_t stray = 0;
 
 	switch (recv_options_parse(argc, argv, HAVE_PEER_ADDR, &opts)) {
 	case RECV_PARSE_OK:
@@ -443,7 +416,10 @@ int main(int argc, char *argv[])
 
 	recv_conn_drop_all(&lp.srv, "exiting");
 	recv_conn_reap(&lp.srv);
-	srq_posted = lp.srv.srq ? lp.srv.srq->posted : opts.slots;
+	if (lp.srv.rxq) {
+		unposted = recv_rxq_unposted(lp.srv.rxq, &slots);
+		stray = recv_rxq_stray(lp.srv.rxq);
+	}
 	teardown(&lp);
 
 	ret = recv_output_close(&lp.srv.out);
@@ -459,14 +435,13 @@ int main(int argc, char *argv[])
 	 * took for a message that a connection's end cut short: say so, it is
 	 * capacity the queue lost (none has been seen in the lab).
 	 */
-	if (srq_posted < opts.slots)
+	if (unposted)
 		recv_log(RECV_LOG_NOTICE,
 			"shared receive queue: %u of %u receives were still posted at the end",
-			srq_posted, opts.slots);
-	if (lp.srv.stray)
+			slots - unposted, slots);
+	if (stray)
 		recv_log(RECV_LOG_NOTICE,
-			"%" PRIu64 " messages of connections already closed were dropped",
-			lp.srv.stray);
+			"%" PRIu64 " messages of connections already closed were dropped", stray);
 	recv_options_fini(&opts);
 	return status;
 }

@@ -4,8 +4,8 @@
  * every connection of the device takes its messages into
  *
  * slots x slot_size bytes, registered once; one receive per slot is posted
- * on the SRQ, and every connection made with recv_srq_conn_cfg()'s
- * configuration takes its messages from them. All receive completions
+ * on the SRQ, and every connection made with recv_rxq_conn_cfg()'s
+ * configuration (rxq.h) takes its messages from them. All receive completions
  * arrive on the SRQ's one receive CQ (wc.qp_num tells the connection, see
  * qpmap.h); a slot is posted again as soon as its message is written out.
  * Receive memory is thus independent of the number of connections.

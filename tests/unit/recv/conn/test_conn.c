@@ -6,7 +6,8 @@
  * only once that send completed (a send still queued at the disconnect is
  * flushed, and its sender re-sends what it never saw acknowledged), or
  * once LAST_ACK_MAX_MS passed without it (a dead or hostile peer). With
- * the shared receive queue and with --no-srq.
+ * the shared receive queue and with --no-srq. And the state table: a
+ * transition it does not list is refused.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include "ack.h"
 #include "confirm.h"
 #include "conn.h"
+#include "conn_priv.h"
 #include "log.h"
 #include "pdata.h"
 
@@ -82,20 +84,11 @@ static void fx_start(struct fx *f, bool srq, uint64_t count)
 	assert_true(srv->epfd >= 0);
 	snprintf(f->out_path, sizeof(f->out_path), "/tmp/test-recv-conn.%d", (int)getpid());
 	assert_int_equal(recv_output_open(RECV_FORMAT_LEN, f->out_path, &srv->out), 0);
+	assert_int_equal(recv_rxq_new(srv, &srv->rxq), 0);
 	assert_int_equal(rpma_conn_cfg_new(&srv->conn_cfg), 0);
-	assert_int_equal(rpma_conn_cfg_set_sq_size(srv->conn_cfg, RECV_ACK_BUFS), 0);
-	if (srq) {
-		assert_int_equal(recv_srq_new(srv->peer, SLOTS, MAX_MESSAGE, &srv->srq), 0);
-		assert_int_equal(recv_qpmap_new(&srv->qps), 0);
-		assert_int_equal(rpma_conn_cfg_set_srq(srv->conn_cfg, srv->srq->srq), 0);
-		assert_int_equal(rpma_conn_cfg_set_cq_size(srv->conn_cfg, RECV_ACK_BUFS), 0);
-		assert_int_equal(rpma_conn_cfg_set_rq_size(srv->conn_cfg, 1), 0);
-		f->srq_watch = (struct recv_watch){RECV_WATCH_SRQ_CQ, NULL};
-	} else {
-		assert_int_equal(
-			rpma_conn_cfg_set_cq_size(srv->conn_cfg, SLOTS + RECV_ACK_BUFS), 0);
-		assert_int_equal(rpma_conn_cfg_set_rq_size(srv->conn_cfg, SLOTS), 0);
-	}
+	assert_int_equal(recv_rxq_conn_cfg(srv->rxq, srv->conn_cfg), 0);
+	assert_true((recv_rxq_fd(srv->rxq) >= 0) == srq);
+	f->srq_watch = (struct recv_watch){RECV_WATCH_SRQ_CQ, NULL};
 	f->ep = fx_ep(srv->peer);
 	assert_int_equal(rpma_ep_get_fd(f->ep, &fd), 0);
 
@@ -120,10 +113,8 @@ static void fx_stop(struct fx *f)
 	recv_conn_reap(srv);
 	assert_int_equal(rpma_ep_shutdown(&f->ep), 0);
 	assert_int_equal(rpma_conn_cfg_delete(&srv->conn_cfg), 0);
-	if (srv->srq) {
-		recv_srq_delete(&srv->srq);
-		recv_qpmap_delete(&srv->qps);
-	}
+	recv_rxq_delete(&srv->rxq);
+	assert_null(srv->rxq);
 	assert_int_equal(recv_output_close(&srv->out), 0);
 	unlink(f->out_path);
 	close(srv->epfd);
@@ -140,7 +131,7 @@ static void pump(struct fx *f, int timeout)
 	assert_true(n >= 0);
 	for (int i = 0; i < n; i++)
 		recv_conn_handle(&f->srv, evs[i].data.ptr);
-	if (f->srv.srq)
+	if (f->opts.srq)
 		recv_conn_handle(&f->srv, &f->srq_watch);
 }
 
@@ -149,7 +140,7 @@ static void arrive(struct fx *f, uint32_t num, uint32_t len)
 {
 	uint32_t imm = num | RPMAFS_IMM_PROMPT;
 
-	if (f->srv.srq) {
+	if (f->opts.srq) {
 		assert_true(fake_srq_deliver(f->qp, len, true, htonl(imm)));
 		return;
 	}
@@ -314,6 +305,79 @@ static void output_gone_disconnects_at_once(void **state)
 	fx_stop(&f);
 }
 
+/*
+ * the state table: what it lists is allowed, and nothing else; no state
+ * goes back to an earlier one, none to itself, none out of FINISHED
+ */
+static void transition_table(void **state)
+{
+	static const enum conn_state legal[][2] = {
+		{CONN_ACCEPTING, CONN_RECEIVING},
+		{CONN_ACCEPTING, CONN_SENDING_LAST_ACK},
+		{CONN_RECEIVING, CONN_SENDING_LAST_ACK},
+		{CONN_ACCEPTING, CONN_DISCONNECTING},
+		{CONN_RECEIVING, CONN_DISCONNECTING},
+		{CONN_SENDING_LAST_ACK, CONN_DISCONNECTING},
+		{CONN_DISCONNECTING, CONN_SETTLING},
+		{CONN_SETTLING, CONN_FINISHED},
+		{CONN_ACCEPTING, CONN_FINISHED},
+		{CONN_RECEIVING, CONN_FINISHED},
+		{CONN_SENDING_LAST_ACK, CONN_FINISHED},
+		{CONN_DISCONNECTING, CONN_FINISHED},
+	};
+	unsigned allowed = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(legal) / sizeof(legal[0]); i++)
+		assert_true(recv_conn_may(legal[i][0], legal[i][1]));
+	for (int from = 0; from < CONN_STATES; from++)
+		for (int to = 0; to < CONN_STATES; to++)
+			allowed += recv_conn_may((enum conn_state)from, (enum conn_state)to);
+	assert_int_equal(allowed, sizeof(legal) / sizeof(legal[0]));
+
+	assert_false(recv_conn_may(CONN_FINISHED, CONN_RECEIVING));
+	assert_false(recv_conn_may(CONN_SETTLING, CONN_RECEIVING));
+	assert_false(recv_conn_may(CONN_RECEIVING, CONN_ACCEPTING));
+	assert_false(recv_conn_may(CONN_ACCEPTING, CONN_SETTLING));
+	assert_false(recv_conn_may(CONN_RECEIVING, CONN_RECEIVING));
+	for (int s = 0; s < CONN_STATES; s++)
+		assert_non_null(recv_conn_state_name((enum conn_state)s));
+}
+
+/*
+ * a live connection asked for a transition the table does not have stays
+ * as it was; one the table has is taken
+ */
+static void illegal_transition_is_refused(void **state)
+{
+	struct recv_conn *c;
+	struct fx f;
+
+	(void)state;
+	fx_start(&f, true, 0);
+	c = f.srv.conns;
+	assert_non_null(c);
+	assert_int_equal(c->state, CONN_ACCEPTING);
+	assert_true(recv_conn_talking(c));
+
+	assert_false(recv_conn_to(c, CONN_SETTLING)); /* not without its disconnect */
+	assert_int_equal(c->state, CONN_ACCEPTING);
+	assert_int_equal(f.srv.settling, 0);
+
+	assert_true(recv_conn_to(c, CONN_RECEIVING));
+	assert_int_equal(c->state, CONN_RECEIVING);
+	assert_false(recv_conn_to(c, CONN_ACCEPTING));
+	assert_int_equal(c->state, CONN_RECEIVING);
+
+	/* a close takes it on by the table: disconnecting, no longer talking */
+	recv_conn_close(c, "the test");
+	assert_int_equal(c->state, CONN_DISCONNECTING);
+	assert_false(recv_conn_talking(c));
+	assert_false(recv_conn_to(c, CONN_RECEIVING));
+	assert_int_equal(c->state, CONN_DISCONNECTING);
+	fx_stop(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +386,8 @@ int main(void)
 		rpma_unit_test(signal_drains_acks_then_disconnects),
 		rpma_unit_test(dead_peer_is_closed_in_time),
 		rpma_unit_test(output_gone_disconnects_at_once),
+		rpma_unit_test(transition_table),
+		rpma_unit_test(illegal_transition_is_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

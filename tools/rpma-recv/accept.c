@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * accept.c -- connection requests: the peer judged (common/peer_check.h),
+ * then accepted with its receives in place, or rejected; either way logged
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#ifdef RPMA_HAVE_EXT
+#include <librpma_ext.h>
+#endif
+
+#include "conn_priv.h"
+#include "fd.h"
+#include "log.h"
+#include "pdata.h"
+#include "peer_check.h"
+#include "rxq.h"
+
+/* peer_address -- the peer's address when this build's librpma can tell it */
+static bool peer_address(
+	struct rpma_conn_req *req, struct sockaddr_storage *ss, char *text, size_t size)
+{
+#ifdef RPMA_HAVE_EXT
+	char addr[INET6_ADDRSTRLEN + 16];
+
+	if (rpma_conn_req_get_peer_addr(req, ss) == 0) {
+		if (peer_describe(ss, addr, sizeof(addr)))
+			snprintf(text, size, "from %s", addr);
+		else
+			snprintf(text, size, "from an address of family %d", ss->ss_family);
+		return true;
+	}
+#else
+	(void)req;
+	(void)ss;
+#endif
+	snprintf(text, size, "(peer address unknown)");
+	return false;
+}
+
+static void reject(struct recv_server *srv, struct rpma_conn_req **req, const char *peer,
+	const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void reject(
+	struct recv_server *srv, struct rpma_conn_req **req, const char *peer, const char *fmt, ...)
+{
+	char why[256];
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+
+	ret = rpma_conn_req_delete(req);
+	srv->rejected++;
+	recv_log(RECV_LOG_REJECT, "rejected connection %s: %s", peer, why);
+	if (ret)
+		recv_log(RECV_LOG_ERROR, "rejecting connection %s failed: %s", peer,
+			rpma_err_2str(ret));
+}
+
+/* judge -- the peer_check verdict on req; false: rejected (and logged) */
+static bool judge(struct recv_server *srv, struct rpma_conn_req **req, const char *peer,
+	const struct sockaddr_storage *ss, struct peer_facts *facts)
+{
+	struct rpma_conn_private_data their = {NULL, 0};
+	struct peer_request pr = {0};
+	char hex[64];
+
+	if (rpma_conn_req_get_private_data(*req, &their)) {
+		their.ptr = NULL;
+		their.len = 0;
+	}
+	pr = (struct peer_request){ss, their.ptr, their.len, srv->open, srv->opts->max_conns};
+	switch (peer_check(srv->opts->allow, &pr, facts)) {
+	case PEER_ACCEPT:
+		return true;
+	case PEER_NOT_ALLOWED:
+		reject(srv, req, peer, "address not allowed by --allow");
+		return false;
+	case PEER_FOREIGN:
+	case PEER_MALFORMED:
+		peer_hex_prefix(their.ptr, their.len, hex, sizeof(hex));
+		reject(srv, req, peer, "%s private data (%u bytes: %s%s): %s",
+			facts->kind == RPMAFS_PDATA_FOREIGN ? "foreign" : "malformed",
+			(unsigned)their.len, hex, their.len > 16 ? " ..." : "", facts->why);
+		return false;
+	case PEER_TOO_MANY:
+		reject(srv, req, peer, "%u connections are open, the most --max-connections allows",
+			srv->open);
+		return false;
+	}
+	return false;
+}
+
+/*
+ * setup_confirm -- the sender offered receiver confirmation: take it, with
+ * credits that are true: the receives the receive path holds for it
+ * (recv_rxq_ack_share; see rpma-recv(1), FLOW CONTROL), one kept for a
+ * REQUEST. On failure the connection goes on without.
+ */
+static void setup_confirm(struct recv_conn *c)
+{
+	struct recv_server *srv = c->srv;
+	bool held;
+	uint32_t share = recv_rxq_ack_share(srv->rxq, srv->reserved, &held);
+	int ret;
+
+	ret = recv_confirm_new(srv->peer, (uint16_t)(share - 1), &c->confirm);
+	if (ret) {
+		recv_log(RECV_LOG_ERROR,
+			"connection %s: cannot register its acknowledgement buffers (%s): it goes "
+			"on without receiver confirmation",
+			c->peer, ret < 0 ? strerror(-ret) : rpma_err_2str(ret));
+		return;
+	}
+	if (held) {
+		c->confirm->reserved = share;
+		srv->reserved += share;
+	}
+}
+
+void recv_accept_undo_confirm(struct recv_conn *c)
+{
+	if (!c->confirm)
+		return;
+	c->srv->reserved -= c->confirm->reserved;
+	c->srv->duplicates += c->confirm->duplicates;
+	c->srv->acks += c->confirm->acks;
+	recv_confirm_delete(&c->confirm);
+}
+
+/* watch_events -- its CM events on the loop's epoll */
+static int watch_events(struct recv_conn *c)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &c->event_watch};
+	int ret;
+
+	ret = rpma_conn_get_event_fd(c->conn, &c->event_fd);
+	if (!ret)
+		ret = rpma_conn_get_qp_num(c->conn, &c->qp_num);
+	if (ret) {
+		c->event_fd = -1;
+		recv_log(RECV_LOG_ERROR, "connection %lu %s: cannot get its file descriptors: %s",
+			c->id, c->peer, rpma_err_2str(ret));
+		return -1;
+	}
+	if (fd_set_nonblock(c->event_fd)) {
+		c->event_fd = -1;
+		recv_log(RECV_LOG_ERROR, "connection %lu %s: fcntl: %s", c->id, c->peer,
+			strerror(errno));
+		return -1;
+	}
+	c->event_watch = (struct recv_watch){RECV_WATCH_CONN_EVENT, c};
+	if (epoll_ctl(c->srv->epfd, EPOLL_CTL_ADD, c->event_fd, &ev)) {
+		c->event_fd = -1;
+		recv_log(RECV_LOG_ERROR, "connection %lu %s: epoll_ctl: %s", c->id, c->peer,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* undo -- an accept that did not complete: everything it took given back */
+static void undo(struct recv_conn *c)
+{
+	struct recv_server *srv = c->srv;
+
+	if (c->event_fd >= 0)
+		(void)epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->event_fd, NULL);
+	if (c->conn) {
+		(void)rpma_conn_disconnect(c->conn);
+		(void)rpma_conn_delete(&c->conn);
+	}
+	recv_rxq_release(srv->rxq, c);
+	recv_accept_undo_confirm(c);
+	free(c);
+}
+
+void recv_conn_request(struct recv_server *srv, struct rpma_conn_req **req)
+{
+	const struct recv_options *opts = srv->opts;
+	struct rpma_conn_private_data ours;
+	uint8_t reply[RPMAFS_PDATA_LEN];
+	struct peer_facts facts;
+	struct sockaddr_storage ss;
+	char peer[INET6_ADDRSTRLEN + 32], why[128], how[96];
+	struct recv_conn *c;
+	bool known;
+	int ret;
+
+	known = peer_address(*req, &ss, peer, sizeof(peer));
+	if (!judge(srv, req, peer, known ? &ss : NULL, &facts))
+		return;
+
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		reject(srv, req, peer, "out of memory");
+		return;
+	}
+	c->srv = srv;
+	c->event_fd = -1;
+	c->rx.cq_fd = -1;
+	c->id = srv->accepted + 1;
+	snprintf(c->peer, sizeof(c->peer), "%s", peer);
+	if (facts.acked)
+		setup_confirm(c);
+	if (facts.kind == RPMAFS_PDATA_OK)
+		snprintf(c->kind, sizeof(c->kind), "rpmafs sender, max_message %" PRIu32 "%s",
+			facts.pd.max_message, c->confirm ? ", acknowledged" : "");
+	else
+		snprintf(c->kind, sizeof(c->kind), "no rpmafs private data");
+
+	if (recv_rxq_prepare(srv->rxq, c, *req, why, sizeof(why))) {
+		undo(c);
+		reject(srv, req, peer, "%s", why);
+		return;
+	}
+
+	if (c->confirm)
+		/* the flag only in answer to a sender that offered it */
+		rpmafs_pdata_encode(&(struct rpmafs_pdata){opts->max_message, c->confirm->credits,
+					    RPMAFS_PDATA_F_ACK},
+			reply);
+	else
+		rpmafs_pdata_encode(
+			&(struct rpmafs_pdata){opts->max_message, recv_rxq_credits(srv->rxq), 0},
+			reply);
+	ours.ptr = reply;
+	ours.len = sizeof(reply);
+	ret = rpma_conn_req_connect(req, &ours, &c->conn);
+	if (ret) {
+		recv_log(RECV_LOG_ERROR, "accepting connection %s failed: %s", peer,
+			rpma_err_2str(ret));
+		c->conn = NULL;
+		undo(c);
+		return;
+	}
+	if (watch_events(c) || recv_rxq_attach(srv->rxq, c)) {
+		undo(c);
+		return;
+	}
+
+	srv->accepted++;
+	srv->open++;
+	recv_conn_start(c);
+	recv_rxq_describe(srv->rxq, c, how, sizeof(how));
+	recv_log(RECV_LOG_DEBUG, "connection %lu %s: accepting (%s); %s", c->id, c->peer, c->kind,
+		how);
+}

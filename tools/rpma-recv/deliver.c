@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * deliver.c -- received messages to the output, in batches, and the
+ * acknowledgements of what was written out
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/*
+ * The provider (the kernel, for rxe) writes received messages into our
+ * buffers behind valgrind's back; say that those bytes are now defined.
+ * A no-op outside valgrind, and nothing at all without its header.
+ */
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define RECEIVED(addr, len) VALGRIND_MAKE_MEM_DEFINED(addr, len)
+#endif
+#endif
+#ifndef RECEIVED
+#define RECEIVED(addr, len) ((void)(addr), (void)(len))
+#endif
+
+#include "ack.h"
+#include "conn_priv.h"
+#include "log.h"
+#include "rxq.h"
+
+static void output_failed(struct recv_conn *c, int err, uint32_t len)
+{
+	struct recv_server *srv = c->srv;
+
+	c->dropped++;
+	if (err == -EPIPE || err == -EBADF) {
+		if (srv->stop != RECV_STOP_OUTPUT_GONE)
+			recv_log(RECV_LOG_ERROR,
+				"connection %lu %s: cannot write a message of %" PRIu32 " bytes to "
+				"%s: %s; the output is gone, closing every connection",
+				c->id, c->peer, len, recv_output_name(srv->out), strerror(-err));
+		srv->stop = RECV_STOP_OUTPUT_GONE;
+		return;
+	}
+	recv_log(RECV_LOG_ERROR,
+		"connection %lu %s: cannot write a message of %" PRIu32 " bytes to %s: %s; "
+		"closing the connection",
+		c->id, c->peer, len, recv_output_name(srv->out), strerror(-err));
+	c->discard = true;
+	recv_conn_close(c, "output error");
+}
+
+void recv_deliver_owe(struct recv_conn *c)
+{
+	if (c->owed)
+		return;
+	c->owed = true;
+	c->owed_next = c->srv->owed;
+	c->srv->owed = c;
+}
+
+void recv_deliver_forget(struct recv_conn *c)
+{
+	struct recv_conn **pp = &c->srv->owed;
+
+	if (!c->owed)
+		return;
+	while (*pp != c)
+		pp = &(*pp)->owed_next;
+	*pp = c->owed_next;
+	c->owed = false;
+}
+
+void recv_deliver(struct recv_conn *c, const struct ibv_wc *wc, const uint8_t *msg)
+{
+	struct recv_server *srv = c->srv;
+	uint32_t len = wc->byte_len, num = 0;
+	struct recv_batch *b;
+	const char *why;
+
+	RECEIVED(msg, len);
+	/* --count: what the batch holds counts as written already */
+	if (c->discard || c->state == CONN_SENDING_LAST_ACK || srv->stop == RECV_STOP_COUNT ||
+		srv->stop == RECV_STOP_OUTPUT_GONE ||
+		(srv->opts->count && srv->messages + srv->batch.n >= srv->opts->count)) {
+		c->dropped++;
+		return;
+	}
+	if (c->confirm) {
+		switch (recv_confirm_take(c->confirm, wc, &num, &why)) {
+		case RECV_TAKE_RECORD:
+			break;
+		case RECV_TAKE_DUPLICATE:
+			recv_log(RECV_LOG_DEBUG,
+				"connection %lu %s: message %" PRIu32
+				" again: a duplicate, dropped",
+				c->id, c->peer, ntohl(wc->imm_data) & RPMAFS_SEQ_MASK);
+			recv_deliver_owe(c);
+			return;
+		case RECV_TAKE_REQUEST:
+			recv_deliver_owe(c);
+			return;
+		case RECV_TAKE_BAD:
+			recv_log(RECV_LOG_ERROR, "connection %lu %s: %s", c->id, c->peer, why);
+			c->discard = true;
+			c->dropped++;
+			recv_conn_close(c, why);
+			return;
+		}
+	}
+	/* written out with the rest of the poll's messages (recv_deliver_flush) */
+	b = &srv->batch;
+	if (b->n == RECV_BATCH_MAX)
+		recv_deliver_flush(srv); /* a drain nested in a close added to it */
+	b->rec[b->n] = (struct recv_record){msg, len};
+	b->conn[b->n] = c;
+	b->num[b->n++] = num;
+}
+
+/* written: the message is counted, and acknowledgeable (after its write(2) returned) */
+static void written(struct recv_conn *c, uint32_t num, uint32_t len)
+{
+	struct recv_server *srv = c->srv;
+
+	if (c->confirm) {
+		recv_confirm_written(c->confirm, num, recv_now_ms());
+		recv_deliver_owe(c);
+	}
+	c->messages++;
+	c->bytes += len;
+	srv->messages++;
+	srv->bytes += len;
+	if (srv->opts->count && srv->messages >= srv->opts->count)
+		srv->stop = RECV_STOP_COUNT;
+}
+
+void recv_deliver_repost_later(struct recv_server *srv, struct recv_conn *owner, uint32_t slot)
+{
+	struct recv_batch *b = &srv->batch;
+
+	if (b->nslots == RECV_BATCH_MAX)
+		recv_deliver_flush(srv);
+	b->slot_conn[b->nslots] = owner;
+	b->slot[b->nslots++] = slot;
+}
+
+/* the receives of the batch go again: one chain for each queue */
+static void repost_batch(struct recv_server *srv, const struct recv_batch *b)
+{
+	unsigned i = 0, k;
+
+	while (i < b->nslots) {
+		struct recv_conn *owner = b->slot_conn[i];
+
+		for (k = i + 1; k < b->nslots && b->slot_conn[k] == owner; k++)
+			;
+		recv_rxq_post(srv->rxq, owner, b->slot + i, k - i);
+		i = k;
+	}
+}
+
+/*
+ * A record that fails is the error of its connection (output_failed), and
+ * what comes after it goes on as it would have one by one.
+ */
+void recv_deliver_flush(struct recv_server *srv)
+{
+	/*
+	 * Taken out first: a failure may close a connection, and a close may
+	 * drain its CQ (start_settling), which fills and flushes a new batch.
+	 */
+	struct recv_batch taken = srv->batch, *b = &taken;
+	size_t i = 0, done;
+	int ret;
+
+	srv->batch.n = 0;
+	srv->batch.nslots = 0;
+
+	while (i < b->n) {
+		struct recv_conn *c = b->conn[i];
+
+		if (c->discard || srv->stop == RECV_STOP_OUTPUT_GONE) {
+			c->dropped++; /* an earlier record of the batch failed */
+			i++;
+			continue;
+		}
+		done = 0;
+		ret = recv_output_write_batch(srv->out, b->rec + i, b->n - i, &done);
+		for (size_t k = i; k < i + done; k++)
+			written(b->conn[k], b->num[k], (uint32_t)b->rec[k].len);
+		i += done;
+		if (ret) {
+			output_failed(b->conn[i], ret, (uint32_t)b->rec[i].len);
+			i++;
+		}
+	}
+	repost_batch(srv, b);
+}
+
+int recv_deliver_send_ack(struct recv_conn *c)
+{
+	const char *why;
+	int ret;
+
+	ret = recv_confirm_send(c->confirm, c->conn, recv_rxq_send_cq(c->srv->rxq, c), &why);
+	if (ret < 0) {
+		recv_log(RECV_LOG_ERROR, "connection %lu %s: sending an acknowledgement: %s", c->id,
+			c->peer, why);
+		recv_conn_close(c, "acknowledgement not sent");
+	}
+	return ret;
+}
+
+int recv_conn_acks(struct recv_server *srv)
+{
+	struct recv_conn **pp = &srv->owed, *c;
+	int64_t now = recv_now_ms();
+	bool synced = false;
+	int wait = -1, due;
+
+	while ((c = *pp)) {
+		due = recv_conn_talking(c) ? recv_confirm_due(c->confirm, now) : -1;
+		if (due == 0 && srv->opts->fsync && !synced) {
+			/* one sync for every acknowledgement of this round */
+			int ret = recv_output_sync(srv->out);
+
+			if (ret) {
+				recv_log(RECV_LOG_ERROR,
+					"cannot sync %s: %s; nothing more is "
+					"acknowledged",
+					recv_output_name(srv->out), strerror(-ret));
+				srv->stop = RECV_STOP_OUTPUT_GONE;
+				return -1;
+			}
+			synced = true;
+		}
+		if (due == 0 && recv_deliver_send_ack(c) == 1)
+			due = 1; /* every buffer in flight: look again in a moment */
+		if (due == 0)
+			due = recv_confirm_due(c->confirm, now);
+		if (due < 0) {
+			/* nothing owed: off the list until the next record */
+			*pp = c->owed_next;
+			c->owed = false;
+			continue;
+		}
+		if (wait < 0 || due < wait)
+			wait = due;
+		pp = &c->owed_next;
+	}
+	return wait;
+}

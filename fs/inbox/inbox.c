@@ -13,9 +13,7 @@
 #include <unistd.h>
 
 #include <librpma.h>
-#ifdef RPMA_HAVE_EXT
 #include <librpma_ext.h>
-#endif
 
 #include "ack.h"
 #include "allow.h"
@@ -270,15 +268,11 @@ static void on_request(struct inbox *ib, struct rpma_conn_req **req)
 	struct inbox_conn *c;
 	int ret, credits = 0;
 
-#ifdef RPMA_HAVE_EXT
 	if (rpma_conn_req_get_peer_addr(*req, &ss) == 0) {
 		pr.addr = &ss;
 		if (!peer_describe(&ss, peer, sizeof(peer)))
 			snprintf(peer, sizeof(peer), "(unknown)");
 	}
-#else
-	(void)ss;
-#endif
 	if (rpma_conn_req_get_private_data(*req, &their)) {
 		their.ptr = NULL;
 		their.len = 0;
@@ -594,12 +588,6 @@ int inbox_new(const struct rpmafs_inbox_cfg *cfg, struct loop *loop, struct inbo
 			return -1;
 		}
 	}
-#ifndef RPMA_HAVE_EXT
-	if (cfg->nallow) {
-		snprintf(why, whylen, "allow needs the project's rpma (the peer's address)");
-		return -1;
-	}
-#endif
 	return setup_rdma(ib, cfg, why, whylen);
 }
 

@@ -638,7 +638,7 @@ static void device_permission_error_is_permanent(void **state)
 	assert_string_equal(U.reason, "no device reaches it");
 }
 
-/* the bug of issue 11: an attempt that cannot even start was never retried */
+/* an attempt that cannot even start must be retried (it once never was) */
 static void attempt_without_memory_is_retried(void **state)
 {
 	uint64_t t0 = now_ms();

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "sdnotify.h"
 #include "fuse/tree.h"
 #include "spool/spool.h"
 
@@ -35,6 +36,7 @@ struct mount {
 	struct tree tree;	/* what the FUSE operations serve (fuse/tree.h) */
 	unsigned nworkers;
 	struct workers *workers;
+	struct sdnotify_watchdog watchdog; /* its pings, from the loop's tick */
 };
 
 /* mount_setup -- m->cfg loaded: pool, devices, loop, spools; 0, or 1 (said on stderr) */

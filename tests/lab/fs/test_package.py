@@ -5,7 +5,7 @@
 line of rpma-recv@.service with the arguments of the packaged
 rpma-recv.conf.example (its address and port the lab's), rpmafs@lab from
 rpmafs@.service's on the packaged rpmafs.ini.example (alpha at rpma-recv;
-beta, a name that does not resolve, stays unconnected). Both say READY=1
+the other peers that are not null stay unconnected). Both say READY=1
 and ping WATCHDOG=1 at half the units' WatchdogSec with a STATUS= line;
 one message written to the spool is in rpma-recv's output directory and
 counted in its STATUS=; ExecStop unmounts. Paths under /etc, /run and
@@ -138,6 +138,12 @@ def body(work):
     ini = ini.replace("port = 7204", "port = %d" % port)
     ini = ini.replace("address = 192.168.77.2", "address = %s" % b)
     open(os.path.join(etc, "rpmafs", "lab.ini"), "w").write(ini)
+    # every section but [rpmafs] is a peer; alpha and the null ones connect
+    sections = re.findall(r"^\[([^\]]+)\]", ini, re.M)
+    peers = [x for x in sections if x.lower() != "rpmafs"]
+    nulls = len(re.findall(r"^type\s*=\s*null", ini, re.M))
+    check("alpha" in peers, "the example has no peer alpha: %r" % peers)
+    up = "%d of %d peers connected" % (1 + nulls, len(peers))
     fk = unit(os.path.join(units, "rpmafs@.service"))
     fenv = dict(e.partition("=")[::2] for e in fk["Environment"])
     mnt = os.path.join(run, fk["RuntimeDirectory"][0].replace("%i", "lab"))
@@ -145,16 +151,14 @@ def body(work):
     fnote = Notify(work.path("fs.notify"))
     fs = start(work, "rpmafs", command(fk["ExecStart"][0], fenv, paths), fk, fenv, fnote, "/")
     msg = fnote.recv()
-    check(msg.startswith("READY=1\nSTATUS=mounted %s: 2 peers" % mnt),
+    check(msg.startswith("READY=1\nSTATUS=mounted %s: %d peers" % (mnt, len(peers))),
           "rpmafs's first notification: %r" % msg)
     head = "WATCHDOG=1\nSTATUS=mounted %s: " % mnt
-    fnote.until(lambda m: m.startswith(head + "1 of 2 peers connected"),
-                "says alpha is connected")
+    fnote.until(lambda m: m.startswith(head + up), "says alpha is connected")
 
     with open(os.path.join(mnt, "alpha"), "wb") as f:
         f.write(b"hello from the package")
-    fnote.until(lambda m: m.startswith(head + "1 of 2 peers connected, 1 messages sent"),
-                "counts the message")
+    fnote.until(lambda m: m.startswith(head + up + ", 1 messages sent"), "counts the message")
     rnote.until(lambda m: m.startswith("WATCHDOG=1\nSTATUS=listening on %s port %d: 1 connections, "
                                        "1 messages" % (b, port)), "counts the message")
     out = os.path.join(cwd, "messages")

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "mount.h"
+#include "sdnotify.h"
 #include "fuse/draft.h"
 #include "inbox/inbox.h"
 #include "link/devices.h"
@@ -18,7 +19,6 @@
 #include "runtime/loop.h"
 #include "runtime/memlock.h"
 #include "runtime/nofile.h"
-#include "runtime/notify.h"
 #include "runtime/pool.h"
 #include "runtime/workers.h"
 
@@ -31,11 +31,40 @@
 /* the longest we wait at unmount for queued and in-flight messages */
 #define DRAIN_CAP_MS 30000
 
-/* the loop's tick: every spool's timers */
+/*
+ * WATCHDOG=1 from the loop thread, with a summary for systemctl status: a
+ * loop that is stuck misses it, and the service manager restarts us.
+ * Returns when the next one is due (0: no watchdog).
+ */
+static uint64_t mount_watchdog(struct mount *m, uint64_t now)
+{
+	char status[PATH_MAX + 128], state[PATH_MAX + 160];
+	unsigned long long sent = 0, failed = 0;
+	unsigned up = 0;
+
+	if (!sdnotify_watchdog_due(&m->watchdog, now))
+		return sdnotify_watchdog_next(&m->watchdog);
+	for (unsigned i = 0; i < m->tree.nspools; i++) {
+		struct spool_stats st;
+
+		spool_stats_get(&m->tree.spools[i], &st);
+		up += strcmp(st.state, "connected") == 0;
+		sent += st.completed;
+		failed += st.failed;
+	}
+	snprintf(status, sizeof(status),
+		"mounted %s: %u of %u peers connected, %llu messages sent, %llu failed",
+		m->mountpoint, up, m->tree.nspools, sent, failed);
+	sdnotify_state(state, sizeof(state), "WATCHDOG=1", status);
+	(void)sdnotify_send(state);
+	return sdnotify_watchdog_next(&m->watchdog);
+}
+
+/* the loop's tick: every spool's timers, and the watchdog */
 static uint64_t mount_tick(void *arg, uint64_t now)
 {
 	struct mount *m = arg;
-	uint64_t next = 0;
+	uint64_t next = mount_watchdog(m, now);
 
 	for (unsigned i = 0; i < m->tree.nspools; i++) {
 		uint64_t at = spool_tick(m->tree.spools[i], now);
@@ -151,6 +180,8 @@ int mount_start(struct mount *m, int done_fd)
 	char state[PATH_MAX + 64];
 	int ret;
 
+	/* before the thread starts: the tick reads it (WatchdogSec= in the unit) */
+	sdnotify_watchdog_init(&m->watchdog, now_ms());
 	if (loop_start(m->loop, "rpmafs-engine")) {
 		log_err("cannot start the completion thread");
 		return -1;
@@ -170,7 +201,7 @@ int mount_start(struct mount *m, int done_fd)
 	 */
 	snprintf(state, sizeof(state), "READY=1\nSTATUS=mounted %s: %u peers", m->mountpoint,
 		m->tree.nspools);
-	ret = notify_service(state);
+	ret = sdnotify_send(state);
 	if (ret)
 		log_warn("cannot tell the service manager we are ready (NOTIFY_SOCKET): %s",
 			strerror(-ret));
@@ -208,7 +239,7 @@ static void drain(struct mount *m)
 void mount_stop(struct mount *m)
 {
 	if (m->loop_running)
-		notify_service("STOPPING=1");
+		(void)sdnotify_send("STOPPING=1");
 	workers_stop(&m->workers);
 	if (m->mounted) {
 		fuse_session_unmount(m->se);

@@ -23,6 +23,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "sdnotify.h"
 #include "fuse/tree.h"
 #include "spool/spool.h"
 
@@ -41,6 +42,7 @@ struct mount {
 	struct tree tree;	/* what the FUSE operations serve (fuse/tree.h) */
 	unsigned nworkers;
 	struct workers *workers;
+	struct sdnotify_watchdog watchdog; /* its pings, from the loop's tick */
 };
 
 /*

@@ -7,6 +7,7 @@
  */
 
 #include <errno.h>
+#include <limits.h>
 #include <infiniband/verbs.h>
 #include <inttypes.h>
 #include <librpma.h>
@@ -25,6 +26,7 @@
 #include "log.h"
 #include "options.h"
 #include "output.h"
+#include "sdnotify.h"
 
 #define EXIT_USAGE 2
 #define SHUTDOWN_WAIT_MS 3000 /* for peers to confirm the disconnect */
@@ -44,6 +46,7 @@ struct loop {
 	struct recv_watch srq_watch;
 	bool stopping;
 	int64_t deadline_ms;
+	struct sdnotify_watchdog wd; /* WatchdogSec= in the unit: pinged from run() */
 };
 
 /*
@@ -264,6 +267,7 @@ static void begin_stop(struct loop *lp)
 
 	lp->stopping = true;
 	lp->deadline_ms = recv_now_ms() + SHUTDOWN_WAIT_MS;
+	(void)sdnotify_send("STOPPING=1");
 	if (lp->ep) {
 		if (rpma_ep_get_fd(lp->ep, &fd) == 0)
 			(void)epoll_ctl(lp->srv.epfd, EPOLL_CTL_DEL, fd, NULL);
@@ -274,11 +278,58 @@ static void begin_stop(struct loop *lp)
 	recv_conn_reap(&lp->srv);
 }
 
+/* what systemctl status shows: one line */
+static void summary(const struct loop *lp, char *buf, size_t size)
+{
+	snprintf(buf, size,
+		"listening on %s port %s: %u connections, %" PRIu64 " messages, %" PRIu64
+		" bytes, %lu rejected",
+		lp->srv.opts->addr, lp->srv.opts->port, lp->srv.open, lp->srv.messages,
+		lp->srv.bytes, lp->srv.rejected);
+}
+
+/*
+ * WATCHDOG=1 from the event loop, so that a loop that is stuck gets the
+ * service restarted; returns how long the loop may sleep before the next
+ * one is due (-1: no watchdog)
+ */
+static int watchdog(struct loop *lp)
+{
+	uint64_t now = (uint64_t)recv_now_ms(), next;
+	char status[512], state[560];
+
+	if (sdnotify_watchdog_due(&lp->wd, now)) {
+		summary(lp, status, sizeof(status));
+		sdnotify_state(state, sizeof(state), "WATCHDOG=1", status);
+		(void)sdnotify_send(state);
+	}
+	next = sdnotify_watchdog_next(&lp->wd);
+	if (!next)
+		return -1;
+	return next - now > INT_MAX ? INT_MAX : (int)(next - now);
+}
+
+/* READY=1: connection requests are taken from now on; the watchdog starts */
+static void notify_ready(struct loop *lp)
+{
+	char status[512], state[560];
+	int ret;
+
+	summary(lp, status, sizeof(status));
+	sdnotify_state(state, sizeof(state), "READY=1", status);
+	ret = sdnotify_send(state);
+	if (ret)
+		recv_log(RECV_LOG_ERROR,
+			"cannot tell the service manager we are ready (NOTIFY_SOCKET): %s",
+			strerror(-ret));
+	sdnotify_watchdog_init(&lp->wd, (uint64_t)recv_now_ms());
+}
+
 static int run(struct loop *lp)
 {
 	struct recv_server *srv = &lp->srv;
 	struct epoll_event evs[32];
-	int timeout, settle, acks, n;
+	int timeout, settle, acks, ping, n;
 
 	for (;;) {
 		if (!lp->stopping && srv->stop != RECV_RUNNING)
@@ -312,6 +363,9 @@ static int run(struct loop *lp)
 			timeout = -1;
 		if (settle >= 0 && (timeout < 0 || settle < timeout))
 			timeout = settle;
+		ping = watchdog(lp);
+		if (ping >= 0 && (timeout < 0 || ping < timeout))
+			timeout = ping;
 		if (lp->stopping && !srv->conns)
 			continue; /* the last one finished: the top of the loop returns */
 
@@ -408,6 +462,7 @@ int main(int argc, char *argv[])
 		opts.addr, opts.port, recv_format_name(opts.format), recv_output_name(lp.srv.out),
 		opts.max_message, opts.slots,
 		opts.srq ? "shared by all connections" : "per connection (--no-srq)");
+	notify_ready(&lp);
 
 	if (run(&lp))
 		status = EXIT_FAILURE;

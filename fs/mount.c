@@ -47,7 +47,7 @@ static uint64_t mount_watchdog(struct mount *m, uint64_t now)
 	for (unsigned i = 0; i < m->tree.nspools; i++) {
 		struct spool_stats st;
 
-		spool_stats_get(&m->tree.spools[i], &st);
+		spool_stats_get(m->tree.spools[i], &st);
 		up += strcmp(st.state, "connected") == 0;
 		sent += st.completed;
 		failed += st.failed;

@@ -222,14 +222,18 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	}
 }
 
-static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+/* FLUSH (close) and FSYNC: only a spool file has anything to wait for */
+static void flush_or_fsync(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, bool fsync)
 {
 	struct tree *t = tree_of(req);
 	struct spool *sp;
 
 	switch (tree_kind(t, ino, &sp)) {
 	case NODE_SPOOL:
-		spoolfile_flush(req, t, fi);
+		if (fsync)
+			spoolfile_fsync(req, fi);
+		else
+			spoolfile_flush(req, t, fi);
 		break;
 	case NODE_STATUS:
 	case NODE_INBOX:
@@ -243,26 +247,15 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 }
 
+static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	flush_or_fsync(req, ino, fi, false);
+}
+
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	struct tree *t = tree_of(req);
-	struct spool *sp;
-
 	(void)datasync;
-	switch (tree_kind(t, ino, &sp)) {
-	case NODE_SPOOL:
-		spoolfile_fsync(req, fi);
-		break;
-	case NODE_STATUS:
-	case NODE_INBOX:
-	case NODE_INBOX_STATUS:
-	case NODE_DRAFT:
-		fuse_reply_err(req, 0); /* read-only or in memory: nothing to wait for */
-		break;
-	default:
-		fuse_reply_err(req, EBADF);
-		break;
-	}
+	flush_or_fsync(req, ino, fi, true);
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

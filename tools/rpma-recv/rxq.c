@@ -113,18 +113,28 @@ uint32_t recv_rxq_credits(const struct recv_rxq *q)
 
 uint32_t recv_rxq_ack_share(const struct recv_rxq *q, uint32_t reserved, bool *held)
 {
-	uint32_t slots = q->srv->opts->slots, share;
+	uint32_t slots = q->srv->opts->slots, share, room;
 
-	*held = q->srq != NULL;
+	*held = false;
 	if (!q->srq)
 		return slots < 2 ? 2 : slots;
 	share = slots / 8;
 	if (share > 64)
 		share = 64;
-	if (share > slots - reserved)
-		share = slots - reserved;
 	if (share < 2)
 		share = 2;
+	/*
+	 * Only what is left is held: reserved may not pass slots (the room
+	 * would wrap and every later sender be promised a whole share again).
+	 * Past the shares a sender gets two, not held: one credit, so the
+	 * queue is overdrawn by at most one receive per such sender.
+	 */
+	room = reserved < slots ? slots - reserved : 0;
+	if (share > room)
+		share = room;
+	if (share < 2)
+		return 2;
+	*held = true;
 	return share;
 }
 

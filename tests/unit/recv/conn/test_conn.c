@@ -378,9 +378,35 @@ static void illegal_transition_is_refused(void **state)
 	fx_stop(&f);
 }
 
+/*
+ * the shares of the shared queue (SLOTS 8: 2 each) are held only while
+ * they fit: past that a sender gets 2, not held, whatever is reserved
+ */
+static void ack_shares_stay_within_the_queue(void **state)
+{
+	struct fx f;
+	bool held;
+
+	(void)state;
+	fx_start(&f, true, 0);
+	assert_int_equal(recv_rxq_ack_share(f.srv.rxq, 0, &held), 2);
+	assert_true(held);
+	assert_int_equal(recv_rxq_ack_share(f.srv.rxq, 6, &held), 2);
+	assert_true(held);
+	assert_int_equal(recv_rxq_ack_share(f.srv.rxq, 7, &held), 2);
+	assert_false(held);
+	assert_int_equal(recv_rxq_ack_share(f.srv.rxq, 8, &held), 2);
+	assert_false(held);
+	/* reserved past the slots must not wrap into a whole share held */
+	assert_int_equal(recv_rxq_ack_share(f.srv.rxq, 10, &held), 2);
+	assert_false(held);
+	fx_stop(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		rpma_unit_test(ack_shares_stay_within_the_queue),
 		rpma_unit_test(count_srq),
 		rpma_unit_test(count_no_srq),
 		rpma_unit_test(signal_drains_acks_then_disconnects),

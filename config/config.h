@@ -18,6 +18,7 @@
 #ifndef RPMAFS_CONFIG_H
 #define RPMAFS_CONFIG_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -48,6 +49,10 @@
  * RLIMIT_MEMLOCK to the send pool (docs/design.md §13.2).
  */
 #define RPMAFS_CFG_DEFAULT_INBOX_MAX_MESSAGE (16u << 10)
+/* [rpmafs] metrics_interval_ms: how often the metrics file is written */
+#define RPMAFS_CFG_DEFAULT_METRICS_INTERVAL_MS 10000
+#define RPMAFS_CFG_METRICS_INTERVAL_MS_MIN 100
+#define RPMAFS_CFG_METRICS_INTERVAL_MS_MAX 3600000
 /* networks in [rpmafs] allow */
 #define RPMAFS_CFG_ALLOW_MAX 64
 
@@ -154,6 +159,10 @@ struct rpmafs_cfg {
 	uint32_t drafts;
 	/* the inbox, when [rpmafs] listen is set */
 	struct rpmafs_inbox_cfg inbox;
+	/* [rpmafs] metrics: an absolute path; "": no metrics file */
+	char metrics[PATH_MAX];
+	/* [rpmafs] metrics_interval_ms: 100 .. 3600000, default 10000 */
+	uint32_t metrics_interval_ms;
 	/* at least 1, unless the inbox is enabled */
 	size_t npeers;
 	/* in file order */

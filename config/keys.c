@@ -32,6 +32,8 @@ enum key_id {
 	KEY_INBOX_FORMAT,
 	KEY_INBOX_SLOTS,
 	KEY_INBOX_MAX_MESSAGE,
+	KEY_METRICS,
+	KEY_METRICS_INTERVAL_MS,
 	KEY_COUNT,
 };
 
@@ -62,6 +64,8 @@ static const struct key_def {
 	[KEY_INBOX_FORMAT] = {"inbox_format", IN_GLOBAL},
 	[KEY_INBOX_SLOTS] = {"inbox_slots", IN_GLOBAL},
 	[KEY_INBOX_MAX_MESSAGE] = {"inbox_max_message", IN_GLOBAL},
+	[KEY_METRICS] = {"metrics", IN_GLOBAL},
+	[KEY_METRICS_INTERVAL_MS] = {"metrics_interval_ms", IN_GLOBAL},
 };
 
 #define PEER_KEYS                                                                  \
@@ -69,8 +73,9 @@ static const struct key_def {
 	"send_timeout_ms and connect_timeout_ms"
 #define GLOBAL_KEYS                                                                 \
 	"log_level, max_message, slots, drafts, listen, allow, inbox_format, inbox_slots, " \
-	"inbox_max_message, and the peer defaults port, type, mode, framing, completion, " \
-	"confirm, close, send_timeout_ms and connect_timeout_ms"
+	"inbox_max_message, metrics, metrics_interval_ms, and the peer defaults port, "    \
+	"type, mode, framing, completion, confirm, close, send_timeout_ms and "            \
+	"connect_timeout_ms"
 
 struct choice {
 	const char *name;
@@ -495,6 +500,27 @@ static void apply_entry(const struct where *w, int id, const char *v, struct rpm
 	case KEY_INBOX_MAX_MESSAGE:
 		get_message_size(w, v, &cfg->inbox.max_message);
 		break;
+	case KEY_METRICS:
+		/* a file for node_exporter's textfile collector, and PATH.tmp beside it */
+		if (v[0] != '/')
+			PROBLEM(w, "%s is not an absolute path; the daemon runs in /",
+				cfg_quote(q, v));
+		else if (strlen(v) + sizeof(".tmp") > sizeof(cfg->metrics))
+			PROBLEM(w, "is longer than %zu characters",
+				sizeof(cfg->metrics) - sizeof(".tmp"));
+		else if (v[strlen(v) - 1] == '/')
+			PROBLEM(w,
+				"%s names a directory; name the file, e.g. "
+				"/var/lib/prometheus/node-exporter/rpmafs.prom",
+				cfg_quote(q, v));
+		else
+			snprintf(cfg->metrics, sizeof(cfg->metrics), "%s", v);
+		break;
+	case KEY_METRICS_INTERVAL_MS:
+		get_number(w, v, RPMAFS_CFG_METRICS_INTERVAL_MS_MIN,
+			RPMAFS_CFG_METRICS_INTERVAL_MS_MAX, " (milliseconds)",
+			&cfg->metrics_interval_ms);
+		break;
 	case KEY_SEND_TIMEOUT_MS:
 		get_number(w, v, 0, RPMAFS_CFG_SEND_TIMEOUT_MS_MAX, " (milliseconds)",
 			&peer->send_timeout_ms);
@@ -568,6 +594,7 @@ void cfg_apply_keys(const struct cfg_scan *scan, const dictionary *d, struct rpm
 	cfg->max_message = RPMAFS_CFG_MAX_MESSAGE_LIMIT;
 	cfg->slots = RPMAFS_CFG_DEFAULT_SLOTS;
 	cfg->drafts = RPMAFS_CFG_DEFAULT_DRAFTS;
+	cfg->metrics_interval_ms = RPMAFS_CFG_DEFAULT_METRICS_INTERVAL_MS;
 	cfg->inbox.port = RPMAFS_CFG_DEFAULT_PORT;
 	cfg->inbox.format = RPMAFS_INBOX_LINES;
 	cfg->inbox.slots = RPMAFS_CFG_DEFAULT_INBOX_SLOTS;

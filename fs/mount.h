@@ -11,7 +11,8 @@
  * pool and connect on the loop thread. mount_fuse() makes the FUSE session
  * and mounts it;
  * mount_start() starts the loop thread and the workers; mount_stop() stops
- * the workers, unmounts, drains what is in flight and stops the loop;
+ * the workers, unmounts, drains what is in flight, stops the loop and
+ * writes the metrics file a last time;
  * mount_close() and mount_teardown() free the rest. Each may be called
  * after the one before it failed.
  */
@@ -28,6 +29,8 @@
 #include "spool/spool.h"
 
 struct loop;
+struct promtext;
+struct promtext_file;
 struct workers;
 
 struct mount {
@@ -43,6 +46,10 @@ struct mount {
 	unsigned nworkers;
 	struct workers *workers;
 	struct sdnotify_watchdog watchdog; /* its pings, from the loop's tick */
+	/* [rpmafs] metrics: NULL without; written from the loop's tick */
+	struct promtext_file *metrics_file;
+	struct promtext *metrics;	   /* the text, rebuilt each time */
+	struct spool_stats *metrics_stats; /* one per spool, for the text */
 };
 
 /*

@@ -44,6 +44,14 @@ CASES = [
      ["[ALPHA]", "duplicate section"]),
     ("unclosed section", "[alpha\naddress = 10.0.0.1\n", [":1:", "syntax error"]),
     ("NUL byte", "[alpha]\naddress = 10.0.0.1\x00x\n", ["NUL byte"]),
+    ("metrics interval low", "[rpmafs]\nmetrics_interval_ms = 50\n[alpha]\naddress = 10.0.0.1\n",
+     [":2:", "[rpmafs] metrics_interval_ms", "from 100 to 3600000"]),
+    ("metrics interval text", "[rpmafs]\nmetrics_interval_ms = 10s\n[alpha]\naddress = 10.0.0.1\n",
+     [":2:", "[rpmafs] metrics_interval_ms", "10s"]),
+    ("metrics relative", "[rpmafs]\nmetrics = m.prom\n[alpha]\naddress = 10.0.0.1\n",
+     [":2:", "[rpmafs] metrics", "absolute path"]),
+    ("metrics in a peer", "[alpha]\naddress = 10.0.0.1\nmetrics = /tmp/m.prom\n",
+     [":3:", "[alpha] metrics", "global"]),
 ]
 
 

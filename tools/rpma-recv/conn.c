@@ -504,3 +504,15 @@ void recv_conn_reap(struct recv_server *srv)
 		free(c);
 	}
 }
+
+void recv_conn_totals(const struct recv_server *srv, uint64_t *acks, uint64_t *duplicates)
+{
+	*acks = srv->acks;
+	*duplicates = srv->duplicates;
+	for (const struct recv_conn *c = srv->conns; c; c = c->next) {
+		if (!c->confirm)
+			continue;
+		*acks += c->confirm->acks;
+		*duplicates += c->confirm->duplicates;
+	}
+}

@@ -134,6 +134,12 @@ void recv_conn_reap(struct recv_server *srv);
 int recv_conn_settle(struct recv_server *srv);
 
 /*
+ * recv_conn_totals -- acknowledgements sent and duplicates dropped, by the
+ * connections that ended (srv->acks, srv->duplicates) and the open ones
+ */
+void recv_conn_totals(const struct recv_server *srv, uint64_t *acks, uint64_t *duplicates);
+
+/*
  * recv_conn_acks -- send the acknowledgements that are due (after one
  * sync of the output with --fsync); returns how many milliseconds the loop
  * may sleep before the next one is due (-1: none owed)

@@ -26,6 +26,7 @@
 #include "log.h"
 #include "options.h"
 #include "output.h"
+#include "promtext.h"
 #include "sdnotify.h"
 
 #define EXIT_USAGE 2
@@ -46,7 +47,9 @@ struct loop {
 	struct recv_watch srq_watch;
 	bool stopping;
 	int64_t deadline_ms;
-	struct sdnotify_watchdog wd; /* WatchdogSec= in the unit: pinged from run() */
+	struct sdnotify_watchdog wd;	    /* WatchdogSec= in the unit: pinged from run() */
+	struct promtext_file *metrics_file; /* --metrics: NULL without */
+	struct promtext *metrics;
 };
 
 /*
@@ -309,6 +312,67 @@ static int watchdog(struct loop *lp)
 	return next - now > INT_MAX ? INT_MAX : (int)(next - now);
 }
 
+static void metric1(struct promtext *pt, const char *name, enum promtext_type type,
+	const char *help, uint64_t n)
+{
+	promtext_family(pt, name, type, help);
+	promtext_sample(pt, NULL, NULL, n);
+}
+
+/*
+ * --metrics: the receiver's figures, for node_exporter's textfile
+ * collector. Totals for the whole receiver: a connection's own counters
+ * end with it, and senders come and go. Written from run() between two
+ * epoll_wait()s, and once more at the end (final: nothing listens).
+ */
+static void metrics_write(struct loop *lp, bool final)
+{
+	const struct recv_server *srv = &lp->srv;
+	struct promtext *pt = lp->metrics;
+	uint64_t acks, dups;
+	char why[PATH_MAX + 256];
+
+	recv_conn_totals(srv, &acks, &dups);
+	promtext_reset(pt);
+	metric1(pt, "rpma_recv_messages_total", PROMTEXT_COUNTER, "Messages written out.",
+		srv->messages);
+	metric1(pt, "rpma_recv_bytes_total", PROMTEXT_COUNTER, "Payload bytes written out.",
+		srv->bytes);
+	metric1(pt, "rpma_recv_connections_accepted_total", PROMTEXT_COUNTER,
+		"Connections accepted.", srv->accepted);
+	metric1(pt, "rpma_recv_connections_rejected_total", PROMTEXT_COUNTER,
+		"Connection requests rejected (--allow, private data, --max-connections).",
+		srv->rejected);
+	metric1(pt, "rpma_recv_acks_total", PROMTEXT_COUNTER,
+		"Acknowledgements sent to receiver-confirmed senders.", acks);
+	metric1(pt, "rpma_recv_duplicates_total", PROMTEXT_COUNTER,
+		"Messages dropped as a number already taken on their connection.", dups);
+	metric1(pt, "rpma_recv_connections", PROMTEXT_GAUGE, "Connections open now.", srv->open);
+	metric1(pt, "rpma_recv_registered_bytes", PROMTEXT_GAUGE,
+		"Bytes of registered (pinned) receive buffers.", srv->locked);
+	metric1(pt, "rpma_recv_listening", PROMTEXT_GAUGE,
+		"1 while connection requests are taken, 0 once stopping or stopped.",
+		!final && !lp->stopping && lp->ep != NULL);
+	/* a failing write is said once per kind of error; receiving goes on */
+	if (promtext_file_write(lp->metrics_file, pt, why, sizeof(why)) && why[0])
+		recv_log(RECV_LOG_ERROR, "metrics: %s", why);
+	else if (why[0])
+		recv_log(RECV_LOG_NOTICE, "metrics: %s", why);
+}
+
+/* the metrics file when it is due; how long the loop may sleep before the next (-1: none) */
+static int metrics_tick(struct loop *lp)
+{
+	uint64_t now = (uint64_t)recv_now_ms(), next;
+
+	if (!lp->metrics_file)
+		return -1;
+	if (promtext_file_due(lp->metrics_file, now))
+		metrics_write(lp, false);
+	next = promtext_file_next(lp->metrics_file);
+	return next <= now ? 0 : next - now > INT_MAX ? INT_MAX : (int)(next - now);
+}
+
 /* READY=1: connection requests are taken from now on; the watchdog starts */
 static void notify_ready(struct loop *lp)
 {
@@ -366,6 +430,9 @@ static int run(struct loop *lp)
 		ping = watchdog(lp);
 		if (ping >= 0 && (timeout < 0 || ping < timeout))
 			timeout = ping;
+		ping = metrics_tick(lp);
+		if (ping >= 0 && (timeout < 0 || ping < timeout))
+			timeout = ping;
 		if (lp->stopping && !srv->conns)
 			continue; /* the last one finished: the top of the loop returns */
 
@@ -410,6 +477,8 @@ static void teardown(struct loop *lp)
 		close(lp->srv.epfd);
 	if (lp->sigfd >= 0)
 		close(lp->sigfd);
+	promtext_file_delete(&lp->metrics_file);
+	promtext_delete(&lp->metrics);
 }
 
 int main(int argc, char *argv[])
@@ -457,6 +526,16 @@ int main(int argc, char *argv[])
 		return ret == EXIT_USAGE ? EXIT_USAGE : EXIT_FAILURE;
 	}
 
+	/* the first metrics at the loop's first round */
+	if (opts.metrics && (promtext_new(&lp.metrics) ||
+				    promtext_file_new(opts.metrics, opts.metrics_interval_ms,
+					    (uint64_t)recv_now_ms(), &lp.metrics_file))) {
+		fprintf(stderr, "rpma-recv: out of memory\n");
+		teardown(&lp);
+		(void)recv_output_close(&lp.srv.out);
+		recv_options_fini(&opts);
+		return EXIT_FAILURE;
+	}
 	recv_log(RECV_LOG_NOTICE,
 		"listening on %s port %s: format %s to %s, max message %u bytes, %u slots %s",
 		opts.addr, opts.port, recv_format_name(opts.format), recv_output_name(lp.srv.out),
@@ -471,6 +550,8 @@ int main(int argc, char *argv[])
 
 	recv_conn_drop_all(&lp.srv, "exiting");
 	recv_conn_reap(&lp.srv);
+	if (lp.metrics_file)
+		metrics_write(&lp, true);
 	if (lp.srv.rxq) {
 		unposted = recv_rxq_unposted(lp.srv.rxq, &slots);
 		stray = recv_rxq_stray(lp.srv.rxq);

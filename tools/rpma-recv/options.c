@@ -31,6 +31,10 @@ static const char usage_text[] =
 	"                            synced to disk (fdatasync; dir: each file, then the\n"
 	"                            directory), not once it is written\n"
 	"  -a, --allow ADDR/PREFIX   accept only peers from this network (repeatable)\n"
+	"      --metrics PATH        write the receiver's counters to PATH, in the\n"
+	"                            Prometheus text format (node_exporter's textfile\n"
+	"                            collector), replaced whole each time\n"
+	"      --metrics-interval-ms N  how often: 100 to 3600000 (default 10000)\n"
 	"  -q, --quiet               print only errors and rejected connections\n"
 	"  -v, --verbose             print more about each connection\n"
 	"  -h, --help                show this help and exit\n"
@@ -197,6 +201,20 @@ static int apply_option(int opt, const char *arg, bool have_allow, struct recv_o
 		if (recv_allow_add(opts->allow, arg, &why))
 			return bad_value("allow", arg, why);
 		return 0;
+	case 'P':
+		if (!*arg)
+			return bad_value("metrics", arg, "the path is empty");
+		if (arg[strlen(arg) - 1] == '/')
+			return bad_value("metrics", arg, "names a directory; name the file");
+		opts->metrics = arg;
+		return 0;
+	case 'I':
+		if (option_number("metrics-interval-ms", arg, RECV_METRICS_INTERVAL_MS_MAX, &v))
+			return -1;
+		if (v < RECV_METRICS_INTERVAL_MS_MIN)
+			return bad_value("metrics-interval-ms", arg, "must be from 100 to 3600000");
+		opts->metrics_interval_ms = (uint32_t)v;
+		return 0;
 	case 'q':
 	case 'v':
 		if (opts->verbosity != RECV_NORMAL &&
@@ -225,6 +243,8 @@ enum recv_parse_result recv_options_parse(
 		{"count", required_argument, NULL, 'c'},
 		{"fsync", no_argument, NULL, 'F'},
 		{"allow", required_argument, NULL, 'a'},
+		{"metrics", required_argument, NULL, 'P'},
+		{"metrics-interval-ms", required_argument, NULL, 'I'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
@@ -241,6 +261,7 @@ enum recv_parse_result recv_options_parse(
 	opts->max_conns = RECV_DEFAULT_MAX_CONNS;
 	opts->format = RECV_FORMAT_RAW;
 	opts->verbosity = RECV_NORMAL;
+	opts->metrics_interval_ms = RECV_DEFAULT_METRICS_INTERVAL_MS;
 	if (recv_allow_new(&opts->allow)) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return RECV_PARSE_ERROR;

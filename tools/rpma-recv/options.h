@@ -19,6 +19,9 @@
 #define RECV_DEFAULT_MAX_CONNS 4096u /* connections open at once */
 #define RECV_MAX_CONNS 1000000u
 #define RECV_MAX_SLOTS 65535u /* what the private data can advertise */
+#define RECV_DEFAULT_METRICS_INTERVAL_MS 10000u
+#define RECV_METRICS_INTERVAL_MS_MIN 100u
+#define RECV_METRICS_INTERVAL_MS_MAX 3600000u
 
 enum recv_verbosity { RECV_QUIET, RECV_NORMAL, RECV_VERBOSE };
 
@@ -34,7 +37,9 @@ struct recv_options {
 	uint64_t count;	    /* 0: no limit */
 	struct recv_allow *allow;
 	enum recv_verbosity verbosity;
-	bool fsync;	    /* --fsync: acknowledge only what is synced to disk */
+	bool fsync;		      /* --fsync: acknowledge only what is synced to disk */
+	const char *metrics;	      /* --metrics PATH: the Prometheus text file; NULL: none */
+	uint32_t metrics_interval_ms; /* --metrics-interval-ms: 100 .. 3600000 */
 };
 
 /* what recv_options_parse() found */

@@ -304,13 +304,37 @@ def body(work):
 
     step("allow: another network is rejected")
     pc = next_port()
-    mc = Spool(work, {"rpmafs": {"listen": "%s:%d" % (b, pc), "allow": "10.254.254.0/24"}},
+    prom = work.path("c.prom")
+    mc = Spool(work, {"rpmafs": {"listen": "%s:%d" % (b, pc), "allow": "10.254.254.0/24",
+                                 "metrics": prom, "metrics_interval_ms": 100}},
                name="c").mount(wait_connected=False)
     plain(b, pc, "x", rc=3)
     wait_until(lambda: inbox_status(mc)["rejected"] >= 1, SAFETY_S, lambda: inbox_status(mc))
     check(inbox_status(mc)["connections"] == 0 and inbox_status(mc)["received"] == 0,
           "status %s" % inbox_status(mc))
+
+    # the metrics file ([rpmafs] metrics) has the inbox's figures
+    def inbox_metrics():
+        from prometheus_client.parser import text_string_to_metric_families
+        try:
+            with open(prom) as f:
+                text = f.read()
+        except FileNotFoundError:
+            return {}
+        return {s.name: s.value for fam in text_string_to_metric_families(text)
+                for s in fam.samples}
+    rejected = inbox_status(mc)["rejected"]
+    wait_until(lambda: inbox_metrics().get("rpmafs_inbox_connections_rejected_total") == rejected,
+               SAFETY_S, lambda: "the rejection in the metrics: %s" % inbox_metrics())
+    got = inbox_metrics()
+    check(got.get("rpmafs_inbox_listening") == 1 and
+          got.get("rpmafs_inbox_messages_received_total") == 0 and
+          got.get("rpmafs_inbox_connections") == 0, "metrics while listening: %s" % got)
     check(mc.unmount() == 0, "unmount of C")
+    got = inbox_metrics()
+    check(got.get("rpmafs_inbox_listening") == 0 and
+          got.get("rpmafs_inbox_connections_rejected_total") == rejected,
+          "metrics at unmount: %s" % got)
 
     step("hostile senders do not disturb the others")
     base = inbox_status(mb)

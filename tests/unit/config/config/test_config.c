@@ -709,7 +709,7 @@ static void test_unknown_keys(void **state)
 	peer_line_bad(fx, "colour = blue", "colour", "unknown key; a peer's keys are");
 	peer_line_bad(fx, "max message = 4K", "max message", "unknown key");
 	assert_one_problem(fx, "[rpmafs]\nlog-level = info\n[a]\naddress = h\n",
-		":2: [rpmafs] log-level: unknown key (did you mean log_level?); [rpmafs] takes log_level, max_message, slots, drafts, listen, allow, inbox_format, inbox_slots, inbox_max_message, and the peer defaults port, type, mode, framing, completion, confirm, close, send_timeout_ms and connect_timeout_ms");
+		":2: [rpmafs] log-level: unknown key (did you mean log_level?); [rpmafs] takes log_level, max_message, slots, drafts, listen, allow, inbox_format, inbox_slots, inbox_max_message, metrics, metrics_interval_ms, and the peer defaults port, type, mode, framing, completion, confirm, close, send_timeout_ms and connect_timeout_ms");
 	/* a key before any section */
 	err = load_bad(fx, "port = 7204\n[a]\naddress = h\n");
 	assert_int_equal(count_lines(err), 1);
@@ -1584,6 +1584,42 @@ static void test_inbox_bad_values(void **state)
 		":3: [alpha] listen: is a global setting");
 }
 
+/* [rpmafs] metrics and metrics_interval_ms: the file and how often it is written */
+static void test_metrics(void **state)
+{
+	struct fx *fx = *state;
+	struct rpmafs_cfg *cfg;
+
+	cfg = load_ok(fx, "[alpha]\naddress = 192.168.77.2\n");
+	assert_string_equal(cfg->metrics, "");
+	assert_int_equal(cfg->metrics_interval_ms, 10000);
+	rpmafs_cfg_delete(&cfg);
+	cfg = load_ok(fx, "[rpmafs]\nmetrics = /var/lib/node/rpmafs.prom\n"
+			  "metrics_interval_ms = 100\n[alpha]\naddress = 192.168.77.2\n");
+	assert_string_equal(cfg->metrics, "/var/lib/node/rpmafs.prom");
+	assert_int_equal(cfg->metrics_interval_ms, 100);
+	rpmafs_cfg_delete(&cfg);
+	cfg = load_ok(fx, "[rpmafs]\nmetrics_interval_ms = 3600000\n[alpha]\naddress = 10.0.0.2\n");
+	assert_int_equal(cfg->metrics_interval_ms, 3600000);
+	rpmafs_cfg_delete(&cfg);
+
+	assert_one_problem(fx, "[rpmafs]\nmetrics_interval_ms = 99\n[alpha]\naddress = 10.0.0.2\n",
+		":2: [rpmafs] metrics_interval_ms: \"99\" is out of range",
+		"from 100 to 3600000 (milliseconds)");
+	assert_one_problem(fx,
+		"[rpmafs]\nmetrics_interval_ms = 3600001\n[alpha]\naddress = 10.0.0.2\n",
+		":2: [rpmafs] metrics_interval_ms: \"3600001\" is out of range");
+	assert_one_problem(fx, "[rpmafs]\nmetrics_interval_ms = 1s\n[alpha]\naddress = 10.0.0.2\n",
+		":2: [rpmafs] metrics_interval_ms: \"1s\"");
+	assert_one_problem(fx, "[rpmafs]\nmetrics = rpmafs.prom\n[alpha]\naddress = 10.0.0.2\n",
+		":2: [rpmafs] metrics: \"rpmafs.prom\" is not an absolute path");
+	assert_one_problem(fx, "[rpmafs]\nmetrics = /var/lib/\n[alpha]\naddress = 10.0.0.2\n",
+		":2: [rpmafs] metrics: \"/var/lib/\" names a directory");
+	/* the daemon's, not a peer's */
+	assert_one_problem(fx, "[alpha]\naddress = 10.0.0.2\nmetrics = /tmp/m.prom\n",
+		":3: [alpha] metrics: is a global setting");
+}
+
 static void test_example_config(void **state)
 {
 	const char *path = getenv("RPMAFS_EXAMPLE_CONFIG");
@@ -1661,6 +1697,7 @@ int main(void)
 		T(test_inbox_defaults_and_listen_only),
 		T(test_inbox_keys),
 		T(test_inbox_bad_values),
+		T(test_metrics),
 		T(test_example_config),
 	};
 #undef T

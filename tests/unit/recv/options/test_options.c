@@ -148,6 +148,8 @@ static void defaults(void **unused)
 	assert_int_equal(o.count, 0);
 	assert_int_equal(recv_allow_count(o.allow), 0);
 	assert_int_equal(o.verbosity, RECV_NORMAL);
+	assert_null(o.metrics);
+	assert_int_equal(o.metrics_interval_ms, 10000);
 	recv_options_fini(&o);
 	assert_null(o.allow);
 
@@ -171,8 +173,11 @@ static void every_option(void **unused)
 		parse(&o, true, "-l", "[fd00::1]:9", "--max-message", "1MiB", "--slots", "65535",
 			"--format", "dir", "--output", "/tmp/x", "--count", "18446744073709551615",
 			"--allow", "10.0.0.0/8", "-a", "fd00::/8", "--verbose", "--no-srq",
-			"--max-connections", "1000000", NULL),
+			"--max-connections", "1000000", "--metrics", "/tmp/r.prom",
+			"--metrics-interval-ms", "100", NULL),
 		RECV_PARSE_OK);
+	assert_string_equal(o.metrics, "/tmp/r.prom");
+	assert_int_equal(o.metrics_interval_ms, 100);
 	assert_string_equal(o.addr, "fd00::1");
 	assert_string_equal(o.port, "9");
 	assert_int_equal(o.max_message, 1 << 20);
@@ -221,6 +226,11 @@ static void bad_command_lines(void **unused)
 	refused(false, "-l", "1.2.3.4", "--allow=10.0.0.0/8"); /* no peer address here */
 	refused(true, "-l", "1.2.3.4", "-qv");
 	refused(true, "-l", "1.2.3.4", "-vq");
+	refused(true, "-l", "1.2.3.4", "--metrics=");
+	refused(true, "-l", "1.2.3.4", "--metrics=/var/lib/");
+	refused(true, "-l", "1.2.3.4", "--metrics-interval-ms=99");
+	refused(true, "-l", "1.2.3.4", "--metrics-interval-ms=3600001");
+	refused(true, "-l", "1.2.3.4", "--metrics-interval-ms=1s");
 }
 
 static void help_and_version(void **unused)

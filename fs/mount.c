@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "mount.h"
-#include "promtext.h"
+#include "report/metrics.h"
 #include "sdnotify.h"
 #include "fuse/draft.h"
 #include "inbox/inbox.h"
@@ -62,148 +62,11 @@ static uint64_t mount_watchdog(struct mount *m, uint64_t now)
 	return sdnotify_watchdog_next(&m->watchdog);
 }
 
-/*
- * The metrics file ([rpmafs] metrics): node_exporter's textfile collector
- * reads it. Each spool's counters are one sample per peer; the inbox's,
- * when the mount listens, one sample each (it keeps no figures per
- * sender). Built and written on the loop thread, from its tick, and once
- * more at the end, after the loop has stopped: a slow disk delays the
- * loop's next round, never a write(2) to a spool.
- */
-static const struct spool_metric {
-	const char *name;
-	enum promtext_type type;
-	const char *help;
-	size_t off; /* of a uint64_t in struct spool_stats */
-} spool_metrics[] = {
-	{"rpmafs_messages_posted_total", PROMTEXT_COUNTER, "Messages posted to the peer.",
-		offsetof(struct spool_stats, posted)},
-	{"rpmafs_messages_completed_total", PROMTEXT_COUNTER,
-		"Messages delivered (confirmed as the peer's confirm says).",
-		offsetof(struct spool_stats, completed)},
-	{"rpmafs_messages_failed_total", PROMTEXT_COUNTER,
-		"Messages that failed (their write or close got an error).",
-		offsetof(struct spool_stats, failed)},
-	{"rpmafs_messages_refused_total", PROMTEXT_COUNTER,
-		"Messages refused: never posted, the write or close got the error.",
-		offsetof(struct spool_stats, refused)},
-	{"rpmafs_bytes_posted_total", PROMTEXT_COUNTER, "Payload bytes posted to the peer.",
-		offsetof(struct spool_stats, bytes_posted)},
-	{"rpmafs_bytes_confirmed_total", PROMTEXT_COUNTER, "Payload bytes delivered.",
-		offsetof(struct spool_stats, bytes_confirmed)},
-	{"rpmafs_reconnects_total", PROMTEXT_COUNTER,
-		"Connections to the peer made again after one was lost.",
-		offsetof(struct spool_stats, reconnects)},
-	{"rpmafs_resent_total", PROMTEXT_COUNTER,
-		"Messages posted again after a reconnection (receiver confirmation).",
-		offsetof(struct spool_stats, resent)},
-	{"rpmafs_acked_total", PROMTEXT_COUNTER,
-		"Messages acknowledged by the receiving program (receiver confirmation).",
-		offsetof(struct spool_stats, acked)},
-	{"rpmafs_bad_acks_total", PROMTEXT_COUNTER,
-		"Connections dropped for an acknowledgement that cannot be true.",
-		offsetof(struct spool_stats, bad_acks)},
-	{"rpmafs_in_flight", PROMTEXT_GAUGE, "Messages posted and not completed yet.",
-		offsetof(struct spool_stats, in_flight)},
-	{"rpmafs_pending", PROMTEXT_GAUGE, "Messages queued, waiting to be posted.",
-		offsetof(struct spool_stats, pending)},
-	{"rpmafs_unacked", PROMTEXT_GAUGE, "Messages completed and not acknowledged yet.",
-		offsetof(struct spool_stats, unacked)},
-	{"rpmafs_open_handles", PROMTEXT_GAUGE, "Open file descriptions of the spool file.",
-		offsetof(struct spool_stats, open_handles)},
-};
-
-#define NSPOOL_METRICS (sizeof(spool_metrics) / sizeof(spool_metrics[0]))
-
-/* at the end (final), no peer is connected: the file outlives the connections */
-static void metrics_spools(struct promtext *pt, struct spool_stats *st, struct tree *t, bool final)
-{
-	for (size_t k = 0; k < NSPOOL_METRICS; k++) {
-		promtext_family(
-			pt, spool_metrics[k].name, spool_metrics[k].type, spool_metrics[k].help);
-		for (unsigned i = 0; i < t->nspools; i++)
-			promtext_sample(pt, "peer", spool_cfg(t->spools[i])->name,
-				*(const uint64_t *)((const char *)&st[i] + spool_metrics[k].off));
-	}
-	promtext_family(pt, "rpmafs_peer_connected", PROMTEXT_GAUGE,
-		"1 while the connection to the peer is up, else 0.");
-	for (unsigned i = 0; i < t->nspools; i++)
-		promtext_sample(pt, "peer", spool_cfg(t->spools[i])->name,
-			!final && strcmp(st[i].state, "connected") == 0);
-}
-
-static void metric1(struct promtext *pt, const char *name, enum promtext_type type,
-	const char *help, uint64_t n)
-{
-	promtext_family(pt, name, type, help);
-	promtext_sample(pt, NULL, NULL, n);
-}
-
-static void metrics_inbox(struct promtext *pt, struct inbox *ib, bool final)
-{
-	struct inbox_stats st;
-
-	inbox_stats_get(ib, &st);
-	metric1(pt, "rpmafs_inbox_messages_received_total", PROMTEXT_COUNTER,
-		"Messages the inbox received.", st.q.received);
-	metric1(pt, "rpmafs_inbox_messages_read_total", PROMTEXT_COUNTER,
-		"Messages read from /inbox to their last byte.", st.q.read);
-	metric1(pt, "rpmafs_inbox_bytes_received_total", PROMTEXT_COUNTER,
-		"Payload bytes the inbox received.", st.q.bytes);
-	metric1(pt, "rpmafs_inbox_connections_accepted_total", PROMTEXT_COUNTER,
-		"Connections the inbox accepted.", st.accepted);
-	metric1(pt, "rpmafs_inbox_connections_rejected_total", PROMTEXT_COUNTER,
-		"Connections refused at connect time (allow, private data, limit).", st.rejected);
-	metric1(pt, "rpmafs_inbox_connections_failed_total", PROMTEXT_COUNTER,
-		"Connections closed for a bad message.", st.failed);
-	metric1(pt, "rpmafs_inbox_acks_total", PROMTEXT_COUNTER,
-		"Acknowledgements sent to receiver-confirmed senders.", st.acks);
-	metric1(pt, "rpmafs_inbox_duplicates_total", PROMTEXT_COUNTER,
-		"Messages dropped as a number already taken on their connection.", st.duplicates);
-	metric1(pt, "rpmafs_inbox_withdrawn_total", PROMTEXT_COUNTER, "Messages taken back unread.",
-		st.q.withdrawn);
-	metric1(pt, "rpmafs_inbox_connections", PROMTEXT_GAUGE, "Connections open now.",
-		st.connections);
-	metric1(pt, "rpmafs_inbox_waiting", PROMTEXT_GAUGE,
-		"Messages received and not read whole yet.", st.q.waiting);
-	metric1(pt, "rpmafs_inbox_listening", PROMTEXT_GAUGE,
-		"1 while the inbox listens, 0 once its endpoint failed or the mount ended.",
-		!final && strcmp(st.state, "listening") == 0);
-}
-
-/* build the text and replace the file; a failure is logged once per kind */
-static void metrics_write(struct mount *m, bool final)
-{
-	struct spool_stats *st = m->metrics_stats;
-	char why[PATH_MAX + 256];
-
-	promtext_reset(m->metrics);
-	for (unsigned i = 0; i < m->tree.nspools; i++)
-		spool_stats_get(m->tree.spools[i], &st[i]);
-	metrics_spools(m->metrics, st, &m->tree, final);
-	if (m->tree.inbox)
-		metrics_inbox(m->metrics, m->tree.inbox, final);
-	if (promtext_file_write(m->metrics_file, m->metrics, why, sizeof(why)) && why[0])
-		log_warn("metrics: %s", why);
-	else if (why[0])
-		log_notice("metrics: %s", why);
-}
-
-/* the metrics file when it is due; returns when the next write is (0: no metrics) */
-static uint64_t mount_metrics(struct mount *m, uint64_t now)
-{
-	if (!m->metrics_file)
-		return 0;
-	if (promtext_file_due(m->metrics_file, now))
-		metrics_write(m, false);
-	return promtext_file_next(m->metrics_file);
-}
-
 /* the loop's tick: every spool's timers, the watchdog and the metrics file */
 static uint64_t mount_tick(void *arg, uint64_t now)
 {
 	struct mount *m = arg;
-	uint64_t next = mount_watchdog(m, now), at = mount_metrics(m, now);
+	uint64_t next = mount_watchdog(m, now), at = mount_metrics_tick(m->metrics, now);
 
 	if (at && (!next || at < next))
 		next = at;
@@ -325,13 +188,9 @@ int mount_start(struct mount *m, int done_fd)
 	sdnotify_watchdog_init(&m->watchdog, now_ms());
 	/* the first metrics at the loop's first tick */
 	if (m->cfg->metrics[0] &&
-		(promtext_new(&m->metrics) ||
-			promtext_file_new(m->cfg->metrics, m->cfg->metrics_interval_ms, now_ms(),
-				&m->metrics_file) ||
-			!(m->metrics_stats = calloc(m->tree.nspools ? m->tree.nspools : 1,
-				  sizeof(*m->metrics_stats))))) {
+		mount_metrics_new(m->cfg->metrics, m->cfg->metrics_interval_ms, now_ms(),
+			m->tree.spools, m->tree.nspools, m->tree.inbox, &m->metrics)) {
 		log_err("out of memory");
-		promtext_file_delete(&m->metrics_file);
 		return -1;
 	}
 	if (loop_start(m->loop, "rpmafs-engine")) {
@@ -405,8 +264,8 @@ void mount_stop(struct mount *m)
 		loop_stop(m->loop);
 		m->loop_running = false;
 		/* the last figures, drained: the loop no longer touches the metrics */
-		if (m->metrics_file)
-			metrics_write(m, true);
+		if (m->metrics)
+			mount_metrics_write(m->metrics, true);
 	}
 	/* unread messages were never acknowledged; parked reads end (EOF) */
 	inbox_delete(&m->tree.inbox);
@@ -434,10 +293,7 @@ void mount_teardown(struct mount *m)
 	m->tree.spools = NULL;
 	m->tree.nspools = 0;
 	drafts_delete(&m->tree.drafts);
-	promtext_file_delete(&m->metrics_file);
-	promtext_delete(&m->metrics);
-	free(m->metrics_stats);
-	m->metrics_stats = NULL;
+	mount_metrics_delete(&m->metrics);
 	inbox_delete(&m->tree.inbox);
 	loop_delete(&m->loop);
 	devices_delete(&m->devices);

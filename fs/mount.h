@@ -29,8 +29,7 @@
 #include "spool/spool.h"
 
 struct loop;
-struct promtext;
-struct promtext_file;
+struct mount_metrics;
 struct workers;
 
 struct mount {
@@ -47,9 +46,7 @@ struct mount {
 	struct workers *workers;
 	struct sdnotify_watchdog watchdog; /* its pings, from the loop's tick */
 	/* [rpmafs] metrics: NULL without; written from the loop's tick */
-	struct promtext_file *metrics_file;
-	struct promtext *metrics;	   /* the text, rebuilt each time */
-	struct spool_stats *metrics_stats; /* one per spool, for the text */
+	struct mount_metrics *metrics;
 };
 
 /*

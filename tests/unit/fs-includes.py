@@ -7,7 +7,7 @@ of its own folder or of a folder below its own, never one above or beside
 it:
 
     main.c, mount.c           (fs/ itself, the top)
-    fuse/                     the FUSE operations
+    fuse/    report/          the FUSE operations; the metrics file
     spool/   inbox/           messages out, messages in (side by side)
     link/                     the RDMA connection of a peer
     runtime/                  loop, workers, pool, limits, log
@@ -32,7 +32,7 @@ import tempfile
 MAX_LINES = 700
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # the folders, lowest first; folders on one level may not include each other
-LEVELS = [('runtime',), ('link',), ('spool', 'inbox'), ('fuse',), ('.',)]
+LEVELS = [('runtime',), ('link',), ('spool', 'inbox'), ('fuse', 'report'), ('.',)]
 LEVEL = {folder: n for n, level in enumerate(LEVELS) for folder in level}
 TOP_SOURCES = {'main.c', 'mount.c'}
 

@@ -123,6 +123,10 @@ def body(work):
     # the name is shown again: a second O_EXCL create fails EEXIST at the lookup
     expect_errno(lambda: os.open(spool.file("alpha"), os.O_WRONLY | os.O_CREAT | os.O_EXCL),
                  errno.EEXIST, "O_EXCL create of a visible spool")
+    # hidden again at unmount: a clean exit (under the sanitizers, nothing leaked)
+    os.unlink(spool.file("alpha"))
+    rc = spool.unmount()
+    check(rc == 0, "rpmafs exit status %d: %s" % (rc, open(spool.log).read()[-2000:]))
 
 
 sys.exit(run("unlink", body))

@@ -33,7 +33,8 @@ static void fill_attr(struct tree *t, struct spool *sp, fuse_ino_t ino, struct s
 	st->st_ino = ino;
 	st->st_uid = t->uid;
 	st->st_gid = t->gid;
-	st->st_nlink = 1;
+	/* unlinked (tree_hide): no name until its next create, as any unlinked file */
+	st->st_nlink = tree_is_hidden(t, ino) ? 0 : 1;
 	/*
 	 * Mark the attributes as cached before reading the figures: a
 	 * completion that lands in between then invalidates them (spool.h).

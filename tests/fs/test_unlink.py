@@ -83,9 +83,19 @@ def body(work):
     delivers("wr", "install -m 644 %s wr" % work.path("empty"), 1, 0)
 
     # after an unlink: gone from the listing and from lookup, for every process, as any
-    # unlinked file; the status file stays; nothing is sent
+    # unlinked file; the status file stays; nothing is sent. A descriptor opened before
+    # stays open (st_nlink 0) and its close still sends
     before = settled(spool, "alpha")
+    held = os.open(spool.file("alpha"), os.O_WRONLY)
     os.unlink(spool.file("alpha"))
+    check(os.fstat(held).st_nlink == 0, "st_nlink of the unlinked spool %d" %
+          os.fstat(held).st_nlink)
+    os.write(held, b"held")
+    os.close(held)
+    after = settled(spool, "alpha")
+    check(after["posted"] - before["posted"] == 1 and
+          after["bytes_posted"] - before["bytes_posted"] == 4, "held descriptor: %s" % after)
+    before = after
     check(sorted(os.listdir(m)) == ["alpha.status", "wr", "wr.status"],
           "ls after the unlink: %s" % sorted(os.listdir(m)))
     r = spool.sh("ls; stat alpha", check_rc=False)
@@ -103,6 +113,7 @@ def body(work):
     check("alpha.status" in os.listdir(m), "the status file was hidden")
     # the next create brings it back: a shell redirection opens O_CREAT
     delivers("alpha", "echo hi > alpha", 1, 3)
+    check(os.stat(spool.file("alpha")).st_nlink == 1, "st_nlink after the create")
     check(os.stat(spool.file("alpha")).st_mode & 0o777 == 0o200, "the spool's mode")
 
     # a rename of a draft onto the hidden name sends it and shows the name again

@@ -11,7 +11,8 @@
  *
  * What no kind has is answered here: ENOENT for an inode that is none of
  * them (ENOTDIR for a name looked up under one), EPERM for what would
- * change the namespace (it is the config's) but for drafts. Requests on an
+ * change the namespace (it is the config's) but for drafts and a spool's
+ * unlink (it hides the name until the next create of it). Requests on an
  * open file go by the inode too: only a file of that kind was opened there.
  * See docs/design.md §4 and rpmafs(8).
  */
@@ -31,6 +32,8 @@
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
 	inboxfile_init(userdata);
+	/* without the room, an unlink of a spool is EPERM as it was (op_unlink) */
+	(void)tree_hidden_new(userdata);
 	/* O_TRUNC travels in OPEN instead of costing a SETATTR */
 	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
 		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
@@ -41,6 +44,11 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_write = FUSE_ATOMIC_WRITE_MAX + 1;
 	conn->max_background = 64;
 	conn->time_gran = 1;
+}
+
+static void op_destroy(void *userdata)
+{
+	tree_hidden_delete(userdata);
 }
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -62,7 +70,11 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		inboxfile_lookup(req, t, ino);
 		break;
 	case NODE_SPOOL:
-		spoolfile_lookup(req, t, sp, ino);
+		/* unlinked: no such name until the next create of it (op_create) */
+		if (tree_is_hidden(t, ino))
+			fuse_reply_err(req, ENOENT);
+		else
+			spoolfile_lookup(req, t, sp, ino);
 		break;
 	case NODE_STATUS:
 		statusfile_lookup(req, t, sp, ino);
@@ -415,22 +427,47 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 	op_mknod(req, newparent, newname, 0, 0);
 }
 
-/* the kind of name in the root, NODE_NONE under any other parent */
-static enum node_kind kind_of_name(struct tree *t, fuse_ino_t parent, const char *name)
+/*
+ * the kind of name in the root, NODE_NONE under any other parent; *ino,
+ * *sp as tree_lookup gives them
+ */
+static enum node_kind kind_of_name(
+	struct tree *t, fuse_ino_t parent, const char *name, fuse_ino_t *ino, struct spool **sp)
 {
-	struct spool *sp;
-	fuse_ino_t ino;
-
-	return parent == FUSE_ROOT_ID ? tree_lookup(t, name, &ino, &sp) : NODE_NONE;
+	*ino = 0;
+	*sp = NULL;
+	return parent == FUSE_ROOT_ID ? tree_lookup(t, name, ino, sp) : NODE_NONE;
 }
 
+/* the mount's owner and root may unlink a spool, as they are the ones who may write it */
+static bool may_unlink_spool(fuse_req_t req, struct tree *t)
+{
+	uid_t uid = fuse_req_ctx(req)->uid;
+
+	return uid == 0 || uid == t->uid;
+}
+
+/*
+ * A spool's name is hidden by an unlink and shown again by the next
+ * create of it, which opens the spool: `install` and an inter-device `mv`
+ * remove the destination, then create it O_EXCL, and so deliver one
+ * message (docs/design.md §4.7). Hidden is per mount: every process sees
+ * ENOENT at lookup; the kernel's dentry of the name is dropped by the
+ * unlink itself and an ENOENT lookup is not cached, so nothing needs
+ * invalidating.
+ */
 static void op_create(
 	fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi)
 {
 	struct tree *t = tree_of(req);
+	struct spool *sp;
+	fuse_ino_t ino;
+	enum node_kind kind = kind_of_name(t, parent, name, &ino, &sp);
 
-	enum node_kind kind = kind_of_name(t, parent, name);
-
+	if (kind == NODE_SPOOL && tree_unhide(t, ino)) {
+		spoolfile_create(req, t, sp, ino, fi);
+		return;
+	}
 	/* a new name, a draft's (EEXIST), or the inbox's: a draft to be */
 	if (parent == FUSE_ROOT_ID && kind != NODE_SPOOL && kind != NODE_STATUS)
 		draftfile_create(req, t, name, mode, fi);
@@ -441,26 +478,49 @@ static void op_create(
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct tree *t = tree_of(req);
+	struct spool *sp;
+	fuse_ino_t ino;
+	int err;
 
-	if (kind_of_name(t, parent, name) == NODE_DRAFT)
+	switch (kind_of_name(t, parent, name, &ino, &sp)) {
+	case NODE_DRAFT:
 		draftfile_unlink(req, t, name);
-	else
+		break;
+	case NODE_SPOOL:
+		if (!may_unlink_spool(req, t)) {
+			fuse_reply_err(req, EPERM);
+			break;
+		}
+		err = tree_hide(t, ino);
+		fuse_reply_err(req, err == -ENOMEM ? EPERM : -err);
+		break;
+	default:
+		/* status files, the inbox, and names that are none */
 		fuse_reply_err(req, EPERM);
+		break;
+	}
 }
 
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 	const char *newname, unsigned int flags)
 {
 	struct tree *t = tree_of(req);
+	struct spool *sp;
+	fuse_ino_t ino;
 
-	if (kind_of_name(t, parent, name) == NODE_DRAFT)
-		draftfile_rename(req, t, name, newparent, newname, flags);
-	else
+	if (kind_of_name(t, parent, name, &ino, &sp) != NODE_DRAFT) {
 		fuse_reply_err(req, EPERM);
+		return;
+	}
+	/* a rename onto a hidden spool names it again, whatever the send's outcome */
+	if (kind_of_name(t, newparent, newname, &ino, &sp) == NODE_SPOOL)
+		(void)tree_unhide(t, ino);
+	draftfile_rename(req, t, name, newparent, newname, flags);
 }
 
 const struct fuse_lowlevel_ops rpmafs_ops = {
 	.init = op_init,
+	.destroy = op_destroy,
 	.lookup = op_lookup,
 	.getattr = op_getattr,
 	.setattr = op_setattr,

@@ -114,6 +114,8 @@ void root_readdir(fuse_req_t req, struct tree *t, size_t size, off_t off)
 		size_t len;
 
 		fixed_entry(t, n, name, sizeof(name), &ino);
+		if (tree_is_hidden(t, ino))
+			continue; /* an unlinked spool, until its next create */
 		st.st_ino = ino;
 		st.st_mode = n < 2 ? S_IFDIR : S_IFREG;
 		len = fuse_add_direntry(req, buf + used, size - used, name, &st, n + 1);

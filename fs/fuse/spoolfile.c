@@ -33,7 +33,8 @@ static void fill_attr(struct tree *t, struct spool *sp, fuse_ino_t ino, struct s
 	st->st_ino = ino;
 	st->st_uid = t->uid;
 	st->st_gid = t->gid;
-	st->st_nlink = 1;
+	/* unlinked (tree_hide): no name until its next create, as any unlinked file */
+	st->st_nlink = tree_is_hidden(t, ino) ? 0 : 1;
 	/*
 	 * Mark the attributes as cached before reading the figures: a
 	 * completion that lands in between then invalidates them (spool.h).
@@ -115,20 +116,20 @@ void spoolfile_setattr(fuse_req_t req, struct tree *t, struct spool *sp, fuse_in
 	fuse_reply_attr(req, &st, SPOOL_ATTR_TIMEOUT);
 }
 
-void spoolfile_open(fuse_req_t req, struct tree *t, struct spool *sp, struct fuse_file_info *fi)
+/*
+ * open_handle -- the handle of an open of the spool (write-only, else
+ * EACCES) into fi, as a negative errno; the caller replies
+ */
+static int open_handle(struct tree *t, struct spool *sp, struct fuse_file_info *fi, int flags)
 {
 	struct handle *fh;
 	int err;
 
-	if ((fi->flags & O_ACCMODE) != O_WRONLY) {
-		fuse_reply_err(req, EACCES);
-		return;
-	}
-	err = handle_new(sp, fi->flags, t->pool, &t->frames, &fh);
-	if (err) {
-		fuse_reply_err(req, -err);
-		return;
-	}
+	if ((fi->flags & O_ACCMODE) != O_WRONLY)
+		return -EACCES;
+	err = handle_new(sp, flags, t->pool, &t->frames, &fh);
+	if (err)
+		return err;
 	fi->fh = (uint64_t)(uintptr_t)fh;
 	/* one write, one message: never through the page cache */
 	fi->direct_io = 1;
@@ -140,10 +141,45 @@ void spoolfile_open(fuse_req_t req, struct tree *t, struct spool *sp, struct fus
 	 * has nothing to add; a file-framed one sends at close
 	 */
 	fi->noflush = fh->sync && !fh->frame;
+	return 0;
+}
+
+void spoolfile_open(fuse_req_t req, struct tree *t, struct spool *sp, struct fuse_file_info *fi)
+{
+	int err = open_handle(t, sp, fi, fi->flags);
+	struct handle *fh;
+
+	if (err) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	fh = handle_of(fi);
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		/* the opener was interrupted: nobody will release this handle */
 		handle_delete(&fh);
 	}
+}
+
+void spoolfile_create(
+	fuse_req_t req, struct tree *t, struct spool *sp, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fuse_entry_param e;
+	struct handle *fh;
+	/* a file made anew: closed with nothing written, it is the 0-byte message */
+	int err = open_handle(t, sp, fi, fi->flags | O_TRUNC);
+
+	if (err) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	fh = handle_of(fi);
+	memset(&e, 0, sizeof(e));
+	e.ino = ino;
+	fill_attr(t, sp, ino, &e.attr);
+	e.attr_timeout = SPOOL_ATTR_TIMEOUT;
+	e.entry_timeout = ENTRY_TIMEOUT;
+	if (fuse_reply_create(req, &e, fi) == -ENOENT)
+		handle_delete(&fh);
 }
 
 void spoolfile_read(fuse_req_t req)

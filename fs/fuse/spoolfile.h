@@ -32,6 +32,15 @@ void spoolfile_setattr(fuse_req_t req, struct tree *t, struct spool *sp, fuse_in
 /* spoolfile_open -- write-only (EACCES otherwise); a handle in fi->fh */
 void spoolfile_open(fuse_req_t req, struct tree *t, struct spool *sp, struct fuse_file_info *fi);
 
+/*
+ * spoolfile_create -- a create (O_CREAT) of the spool's name while it is
+ * hidden by an unlink (ops.c): opened as spoolfile_open does, as if with
+ * O_TRUNC (closed with nothing written, it sends the 0-byte message), and
+ * the entry of ino with it
+ */
+void spoolfile_create(fuse_req_t req, struct tree *t, struct spool *sp, fuse_ino_t ino,
+	struct fuse_file_info *fi);
+
 /* spoolfile_read -- EBADF: a spool file is never open for reading */
 void spoolfile_read(fuse_req_t req);
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /* tree.c -- what an inode or a root name is: the one place that tells (see tree.h) */
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "draft.h"
@@ -60,4 +62,53 @@ enum node_kind tree_lookup(struct tree *t, const char *name, fuse_ino_t *ino, st
 		return name[n] == '\0' ? NODE_SPOOL : NODE_STATUS;
 	}
 	return NODE_NONE;
+}
+
+int tree_hidden_new(struct tree *t)
+{
+	t->hidden = calloc(t->nspools ? t->nspools : 1, sizeof(*t->hidden));
+	if (!t->hidden)
+		return -ENOMEM;
+	for (unsigned i = 0; i < t->nspools; i++)
+		atomic_init(&t->hidden[i], false);
+	return 0;
+}
+
+void tree_hidden_delete(struct tree *t)
+{
+	free((void *)t->hidden);
+	t->hidden = NULL;
+}
+
+/* the flag of the spool file ino, or NULL (no room, or ino is no spool file) */
+static _Atomic bool *hidden_flag(struct tree *t, fuse_ino_t ino)
+{
+	bool is_status;
+
+	if (!t->hidden || !tree_spool_of(t, ino, &is_status) || is_status)
+		return NULL;
+	return &t->hidden[(ino - 2) / 2];
+}
+
+int tree_hide(struct tree *t, fuse_ino_t ino)
+{
+	_Atomic bool *h = hidden_flag(t, ino);
+
+	if (!h)
+		return -ENOMEM;
+	return atomic_exchange(h, true) ? -ENOENT : 0;
+}
+
+bool tree_unhide(struct tree *t, fuse_ino_t ino)
+{
+	_Atomic bool *h = hidden_flag(t, ino);
+
+	return h && atomic_exchange(h, false);
+}
+
+bool tree_is_hidden(struct tree *t, fuse_ino_t ino)
+{
+	_Atomic bool *h = hidden_flag(t, ino);
+
+	return h && atomic_load(h);
 }

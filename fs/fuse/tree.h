@@ -20,6 +20,7 @@
 #ifndef RPMAFS_TREE_H
 #define RPMAFS_TREE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/types.h>
 #include <time.h>
@@ -45,6 +46,7 @@ struct tree {
 	gid_t gid;
 	bool allow_other;
 	struct timespec mounted_at;
+	_Atomic bool *hidden;		/* per spool: unlinked, until its next create (tree_hide) */
 };
 
 /* the root's two names of the inbox */
@@ -117,5 +119,23 @@ enum node_kind tree_kind(struct tree *t, fuse_ino_t ino, struct spool **sp);
  * when there is no such name.
  */
 enum node_kind tree_lookup(struct tree *t, const char *name, fuse_ino_t *ino, struct spool **sp);
+
+/*
+ * tree_hidden_new -- room for each spool's hidden flag, none hidden; 0 or
+ * -ENOMEM (then no spool can be hidden: tree_hide fails)
+ */
+int tree_hidden_new(struct tree *t);
+
+/* tree_hidden_delete -- frees what tree_hidden_new took, NULLs t->hidden */
+void tree_hidden_delete(struct tree *t);
+
+/* tree_hide -- hides the name of the spool file ino (an unlink): 0, -ENOMEM, or -ENOENT if hidden */
+int tree_hide(struct tree *t, fuse_ino_t ino);
+
+/* tree_unhide -- shows it again (a create or a rename onto it); true if it was hidden */
+bool tree_unhide(struct tree *t, fuse_ino_t ino);
+
+/* tree_is_hidden -- whether the spool file ino's name is hidden */
+bool tree_is_hidden(struct tree *t, fuse_ino_t ino);
 
 #endif /* RPMAFS_TREE_H */

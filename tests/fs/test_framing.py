@@ -66,6 +66,8 @@ def body(work):
         ("python3 %s alpha" % work.path("doc.py"), 1, doc_len),
         ("python3 -c 'import shutil; shutil.copy(\"%s\", \"alpha\")'" % src, 1, 300000),
         ("cp --sparse=always %s alpha" % sparse, 1, 400000),
+        ("install -m 644 %s alpha" % src, 1, 300000),
+        ("cp %s %s.mv && mv %s.mv alpha" % (src, src, src), 1, 300000),
         ("head -c %d /dev/zero > alpha" % MIB, 1, MIB),
         (": > alpha", 1, 0),
         ("touch alpha", 0, 0),

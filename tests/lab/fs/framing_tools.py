@@ -75,4 +75,7 @@ def steps(work, data, t):
         ("shutil.copy", py("import shutil; shutil.copy(\"%s\", \"%s\")" % (s, t)), src),
         ("rsync --inplace", "rsync -I --inplace %s %s" % (s, t), src),
         ("tar -x --overwrite", "tar -x --overwrite -f %s" % tar_of(work, t), src),
+        # unlink the spool, then create it O_EXCL: the create opens it again (§4.7)
+        ("install -m 644", "install -m 644 %s %s" % (s, t), src),
+        ("mv from another file system", "cp %s %s.mv && mv %s.mv %s" % (s, s, s, t), src),
     ]

@@ -88,8 +88,8 @@ def body(work):
     spool.sh("rm big.tmp")
     check(spool.status("small")["refused"] == 1, "small: %s" % spool.status("small"))
 
-    # install cannot replace a spool (it unlinks it first, §4.7), but can
-    # write a draft: install -m onto a new name, then mv, is one message
+    # install onto a new name writes a draft (install onto the spool itself
+    # works too, §4.7: test_framing.py); then mv, is one message
     spool.sh("install -m 644 %s .inst.tmp && mv .inst.tmp alpha" % src_path)
     sent["alpha"].append(src)
     spool.sh("printf short > .s.tmp && mv .s.tmp small")  # a draft onto a write-framed peer

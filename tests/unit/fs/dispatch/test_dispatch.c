@@ -69,6 +69,7 @@ static int req_dummy;
 static fuse_ino_t draft_ino;
 
 void *__wrap_fuse_req_userdata(fuse_req_t req);
+const struct fuse_ctx *__wrap_fuse_req_ctx(fuse_req_t req);
 int __wrap_fuse_reply_err(fuse_req_t req, int err);
 int __wrap_fuse_reply_poll(fuse_req_t req, unsigned revents);
 void __wrap_fuse_pollhandle_destroy(struct fuse_pollhandle *ph);
@@ -150,6 +151,11 @@ void spoolfile_setattr(fuse_req_t req, struct tree *t, struct spool *sp, fuse_in
 void spoolfile_open(fuse_req_t req, struct tree *t, struct spool *sp, struct fuse_file_info *fi)
 {
 	FAKE(spoolfile_open, 0, sp);
+}
+void spoolfile_create(
+	fuse_req_t req, struct tree *t, struct spool *sp, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	FAKE(spoolfile_create, ino, sp);
 }
 void spoolfile_read(fuse_req_t req)
 {
@@ -328,6 +334,15 @@ void xattrops_remove(fuse_req_t req, fuse_ino_t ino, const char *name)
 
 /* ---- the tree ---- */
 
+/* the caller of every request: the mount's owner unless a test says otherwise */
+static struct fuse_ctx caller;
+
+const struct fuse_ctx *__wrap_fuse_req_ctx(fuse_req_t req)
+{
+	assert_ptr_equal(req, REQ);
+	return &caller;
+}
+
 #define INO_A spool_ino(0)
 #define INO_A_STATUS status_ino(0)
 #define INO_B spool_ino(1)
@@ -343,6 +358,10 @@ static int setup(void **state)
 
 	(void)state;
 	memset(&tree, 0, sizeof(tree));
+	tree.uid = 1000;
+	tree.gid = 1000;
+	memset(&caller, 0, sizeof(caller));
+	caller.uid = tree.uid;
 	snprintf(cfgs[0].name, sizeof(cfgs[0].name), "a");
 	snprintf(cfgs[1].name, sizeof(cfgs[1].name), "b");
 	spools[0]->cfg = &cfgs[0];
@@ -361,6 +380,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	drafts_delete(&tree.drafts);
+	tree_hidden_delete(&tree);
 	return 0;
 }
 
@@ -440,6 +460,47 @@ static void test_lookup(void **state)
 	expect_err(ENOENT);
 }
 
+/* an unlinked spool's name is gone until the next create of it opens the spool */
+static void test_hidden_spool(void **state)
+{
+	struct fuse_file_info fi = {0};
+
+	(void)state;
+	assert_int_equal(tree_hidden_new(&tree), 0);
+	caller.uid = 1001; /* another user (allow_other): the spool is not theirs */
+	rpmafs_ops.unlink(REQ, FUSE_ROOT_ID, "a");
+	expect_err(EPERM);
+	caller.uid = tree.uid;
+	rpmafs_ops.unlink(REQ, FUSE_ROOT_ID, "a.status");
+	expect_err(EPERM);
+	rpmafs_ops.unlink(REQ, FUSE_ROOT_ID, "a");
+	expect_err(0);
+	assert_true(tree_is_hidden(&tree, INO_A));
+	assert_false(tree_is_hidden(&tree, INO_B));
+	rpmafs_ops.lookup(REQ, FUSE_ROOT_ID, "a");
+	expect_err(ENOENT);
+	rpmafs_ops.lookup(REQ, FUSE_ROOT_ID, "a.status");
+	expect_call("statusfile_lookup", INO_A_STATUS, spools[0]);
+	rpmafs_ops.unlink(REQ, FUSE_ROOT_ID, "a");
+	expect_err(ENOENT);
+	/* the create opens the spool and shows the name again */
+	rpmafs_ops.create(REQ, FUSE_ROOT_ID, "a", S_IFREG | 0644, &fi);
+	expect_call("spoolfile_create", INO_A, spools[0]);
+	assert_false(tree_is_hidden(&tree, INO_A));
+	rpmafs_ops.lookup(REQ, FUSE_ROOT_ID, "a");
+	expect_call("spoolfile_lookup", INO_A, spools[0]);
+	/* a visible spool is never created */
+	rpmafs_ops.create(REQ, FUSE_ROOT_ID, "a", S_IFREG | 0644, &fi);
+	expect_err(EPERM);
+	/* root may unlink it too; a rename of a draft onto it shows it again */
+	caller.uid = 0;
+	rpmafs_ops.unlink(REQ, FUSE_ROOT_ID, "b");
+	expect_err(0);
+	rpmafs_ops.rename(REQ, FUSE_ROOT_ID, "d1", FUSE_ROOT_ID, "b", 0);
+	expect_call("draftfile_rename", 0, NULL);
+	assert_false(tree_is_hidden(&tree, INO_B));
+}
+
 static void test_namespace(void **state)
 {
 	struct fuse_file_info fi = {0};
@@ -458,6 +519,7 @@ static void test_namespace(void **state)
 
 	rpmafs_ops.unlink(REQ, FUSE_ROOT_ID, "d1");
 	expect_call("draftfile_unlink", 0, NULL);
+	/* without room for hidden names (no FUSE_INIT), a spool is not unlinked */
 	rpmafs_ops.unlink(REQ, FUSE_ROOT_ID, "a");
 	expect_err(EPERM);
 	rpmafs_ops.unlink(REQ, FUSE_ROOT_ID, "inbox");
@@ -704,6 +766,9 @@ static void test_rest(void **state)
 	expect_call("inboxfile_init", 0, NULL);
 	assert_true(conn.want & FUSE_CAP_ATOMIC_O_TRUNC);
 	assert_false(conn.want & FUSE_CAP_SPLICE_READ);
+	assert_non_null(tree.hidden); /* init made room for the hidden names */
+	rpmafs_ops.destroy(&tree);
+	assert_null(tree.hidden);
 }
 
 int main(void)
@@ -712,6 +777,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kinds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lookup, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_namespace, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hidden_spool, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_by_inode, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_inbox, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_poll, setup, teardown),

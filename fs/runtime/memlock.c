@@ -59,7 +59,7 @@ static void remedies(
 	snprintf(buf + n, len - (size_t)n,
 		" let the user lock %llu KiB: add the line \"%s - memlock %llu\" to "
 		"/etc/security/limits.d/rpmafs.conf and log in again; or run the mount as a "
-		"service with LimitMEMLOCK=%lluK (tools/rpmafs.service)",
+		"service with LimitMEMLOCK=%lluK (rpmafs@.service)",
 		kib, user && *user ? user : "USER", kib, kib);
 }
 

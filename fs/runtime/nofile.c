@@ -32,7 +32,7 @@ int nofile_raise(unsigned rdma_peers, struct nofile_plan *plan, char *why, size_
 			"RLIMIT_NOFILE (%llu descriptors, hard limit %llu) holds about %llu "
 			"connections, fewer than the %u rdma peers (%u descriptors each, %llu in "
 			"all): the others fail to connect with EMFILE until it is raised (ulimit -Hn, "
-			"LimitNOFILE= in tools/rpmafs.service, nofile in /etc/security/limits.d/)",
+			"LimitNOFILE= in rpmafs@.service, nofile in /etc/security/limits.d/)",
 			plan->now, (unsigned long long)rl.rlim_max,
 			plan->now > NOFILE_BASE ? (plan->now - NOFILE_BASE) / NOFILE_PER_PEER : 0,
 			rdma_peers, NOFILE_PER_PEER, plan->need);

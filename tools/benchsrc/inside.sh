@@ -27,14 +27,14 @@ if [ "$mode" = quick ]; then
 	RAW_RATE_N=(2000 1000 20)  RAW_LAT_N=(300 300 10)
 	NULL_RATE_N=(2000 2000 30)  NULL_LAT_N=(500 500 20)
 	FS_RATE_N=(2000 1000 20)  FS_LAT_N=(300 300 10)
-	DD_N=20 DD4_N=8 SHELL_N=200 WARMUP=100 ROUNDS=1
+	DD_N=20 DD4_N=8 SHELL_N=200 WARMUP=100 ROUNDS=1 COUNT_ROUNDS=1 COUNT_N=1000
 	FANIN_CONNS=(10 100 200) FANIN_MSGS=20
 else
 	PT_LAT_N=(2000 2000 100)  PT_BW_N=(20000 10000 200)
 	RAW_RATE_N=(20000 10000 200)  RAW_LAT_N=(2000 2000 100)
 	NULL_RATE_N=(20000 20000 500)  NULL_LAT_N=(5000 5000 200)
 	FS_RATE_N=(20000 10000 200)  FS_LAT_N=(2000 2000 100)
-	DD_N=200 DD4_N=60 SHELL_N=1000 WARMUP=500 ROUNDS=3
+	DD_N=200 DD4_N=60 SHELL_N=1000 WARMUP=500 ROUNDS=3 COUNT_ROUNDS=3 COUNT_N=2000
 	FANIN_CONNS=(10 100 1000) FANIN_MSGS=100
 fi
 WINDOW=16 # sends outstanding in the raw rate loop; rpmafs's window is slots + 2
@@ -430,6 +430,88 @@ if [ $connected = 1 ]; then
 		fi
 	else
 		note shell.nc "missing: nc is not installed (netcat-openbsd)"
+	fi
+
+	# -- counted passes: what the daemon does per message, not how long it
+	# takes. System calls (strace -f -c on every thread of the daemon, and on
+	# r0's rpma-recv) and context switches (voluntary + involuntary, summed
+	# over /proc/PID/task/*/status) over COUNT_N async 64 B writes and their
+	# fsync. Switches are counted in a pass of their own without strace, whose
+	# ptrace stops switch too; neither pass is timed, so the counting does not
+	# disturb any timed figure. Peers: null (the floor), t0 (confirm =
+	# transport), r0 (confirm = receiver).
+	step "counted passes: system calls and context switches per async 64 B message"
+	# ctxsw PID: switches of all of PID's threads so far (no fork per thread)
+	ctxsw() {
+		local f k v s=0
+		for f in /proc/$1/task/*/status; do
+			while read -r k v; do
+				case $k in voluntary_ctxt_switches: | nonvoluntary_ctxt_switches:) s=$((s + v)) ;; esac
+			done <"$f"
+		done 2>/dev/null
+		echo "$s"
+	}
+	# strace_calls FILE: the calls column summed over strace -c's table
+	strace_calls() { awk '/^-/ { d++; next } d == 1 && $4 ~ /^[0-9]+$/ { n += $4 } END { print n + 0 }' "$1"; }
+	# strace_on PID LOG: attach to every thread of PID ("Process N attached
+	# with T threads"), return once attached
+	strace_on() {
+		local i line
+		strace -f -c -o "$2.c" -p "$1" 2>"$2.err" &
+		spid=$!
+		for ((i = 0; i < 200; i++)); do
+			while IFS= read -r line; do
+				[[ $line == *attached* ]] && return 0
+			done <"$2.err"
+			kill -0 $spid 2>/dev/null || return 1
+			nap 0.05
+		done
+		return 1
+	}
+	# strace_off PID: stop an strace_on (strace writes its table at SIGINT)
+	strace_off() { kill -INT "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
+	per() { awk -v a="$1" -v m="$2" 'BEGIN { if (m > 0) printf "%.3f", a / m }'; }
+	if command -v strace >/dev/null; then
+		for ((r = 1; r <= COUNT_ROUNDS; r++)); do
+			for pair in null:null64 t0:async64 r0:acked64; do
+				peer=${pair%%:*} name=${pair#*:}
+				p0=$(st "$peer" posted) c0=$(ctxsw $fs)
+				if timeout 300 bench-writer --fsync "$mnt/$peer" 64 $COUNT_N >/dev/null 2>>"$logs/writer.log"; then
+					put "round.$r.count.ctxsw.$name" "$(per $(($(ctxsw $fs) - c0)) $(($(st "$peer" posted) - p0)))"
+				else
+					note "count.ctxsw.$name" "missing: bench-writer failed (see writer.log)"
+				fi
+				log=$logs/strace-$name-$r
+				rlog=$logs/strace-recv-$name-$r
+				recv_traced=0
+				if ! strace_on $fs "$log"; then
+					note "count.syscalls.$name" "missing: strace did not attach (see ${log##*/}.err)"
+					strace_off "$spid"
+					continue
+				fi
+				dspid=$spid
+				if [ "$peer" != null ]; then
+					strace_on "${recvs[0]}" "$rlog" && recv_traced=1
+					rspid=$spid
+					[ $recv_traced = 1 ] || strace_off "$rspid"
+				fi
+				p0=$(st "$peer" posted)
+				timeout 600 bench-writer --fsync "$mnt/$peer" 64 $COUNT_N >/dev/null 2>>"$logs/writer.log"
+				ok=$?
+				msgs=$(($(st "$peer" posted) - p0))
+				[ $recv_traced = 1 ] && strace_off "$rspid"
+				strace_off "$dspid"
+				if [ $ok = 0 ]; then
+					put "round.$r.count.syscalls.$name" "$(per "$(strace_calls "$log.c")" $msgs)"
+					[ $recv_traced = 1 ] && put "round.$r.count.recv_syscalls.$name" "$(per "$(strace_calls "$rlog.c")" $msgs)"
+				else
+					note "count.syscalls.$name" "missing: bench-writer failed under strace (see writer.log)"
+				fi
+			done
+		done
+		put count.messages $COUNT_N
+	else
+		note count "missing: strace is not installed"
 	fi
 
 	# -- the daemon, over everything above

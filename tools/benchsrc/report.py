@@ -283,6 +283,32 @@ def checks(fig):
                    "do echo \"$m\" > a; done < inbox (close = wait), mean round trip / two "
                    "ib_send_lat 64 B typical latencies of the same run"))
 
+    # counted, not timed: per message of a counted pass (inside.sh, "counted
+    # passes"), each figure over the null peer's of the same round
+    n = fmt(g("count.messages"), 0)
+    for key, name, what_num, target, limit in (
+            ("syscalls_async64_over_null", "syscalls.async64",
+             "system calls per async 64 B message, confirm = transport", "<= 1.5", 1.5),
+            ("syscalls_acked64_over_null", "syscalls.acked64",
+             "system calls per async 64 B message, confirm = receiver", "<= 2", 2.0),
+            ("ctxsw_async64_over_null", "ctxsw.async64",
+             "context switches per async 64 B message, confirm = transport", "<= 1.5", 1.5)):
+        floor_key = name.split(".")[0] + ".null64"
+        num, floor, r, rs = paired(fig, "count." + name, lambda get, k=floor_key: get("count." + k))
+        unit = "calls" if name.startswith("syscalls") else "switches"
+        out.append(dict(
+            key=key, what=what_num,
+            figure="%s %s per message" % (fmt(num), unit),
+            floor="%s %s per message (null peer)" % (fmt(floor), unit),
+            value=r, target=target, met=None if r is None else r <= limit, rounds=rs,
+            definition="%s the daemon makes (all its threads) per message over %s async 64 B "
+                       "writes and their fsync / the same for the null peer; counted in a pass "
+                       "of its own (%s), not timed" % (
+                           "system calls (strace -f -c)" if unit == "calls" else
+                           "voluntary + involuntary context switches (/proc/PID/task/*/status)",
+                           n, "strace attached to every thread" if unit == "calls" else
+                           "without strace") + rounds_text(rs)))
+
     r = None
     if g("daemon.hwm_mib") is not None and g("daemon.pool_mib") is not None:
         r = g("daemon.hwm_mib") - g("daemon.pool_mib")
@@ -390,6 +416,16 @@ def figure_tables(fig):
                 fmt(minus_or_none(g("daemon.cpu_us_per_msg.%s" % k),
                                   g("daemon.engine_cpu_us_per_msg.%s" % k))),
                 fmt(g("recv.cpu_us_per_msg.%s" % k))))
+    for k, name in (("null64", "null peer"), ("async64", "confirm = transport"),
+                    ("acked64", "confirm = receiver")):
+        calls, sw = paired(fig, "count.syscalls." + k, lambda get: 1)[0], \
+            paired(fig, "count.ctxsw." + k, lambda get: 1)[0]
+        row(sec, "system calls per async 64 B message, %s (strace -f -c, all threads)" % name,
+            calls, "calls", "median of the counted rounds; context switches per message %s" % fmt(sw))
+    for k, name in (("async64", "confirm = transport"), ("acked64", "confirm = receiver")):
+        row(sec, "r0's rpma-recv: system calls per message, %s" % name,
+            paired(fig, "count.recv_syscalls." + k, lambda get: 1)[0], "calls",
+            "the same counted passes")
     row(sec, "peak RSS (VmHWM), 6 peers (one null)", g("daemon.hwm_mib"), "MiB")
     row(sec, "registered pool (%s slots + 4 workers)" % fmt(g("daemon.slots"), 0),
         g("daemon.pool_mib"), "MiB")

@@ -30,6 +30,14 @@
  * buffer must hold that much.
  */
 #define FUSE_READ_SIZE (256 * 4096 + 4096)
+/*
+ * The small slots (pool.h): a write of up to POOL_SMALL_SIZE bytes is
+ * copied into one and holds 4 KiB, not a request buffer. 256 of them are 1
+ * MiB: on Debian's 8 MiB RLIMIT_MEMLOCK an ordinary user's default mount
+ * keeps (2 slots + 4 workers) x 1028 KiB and 256 small slots, so that 256
+ * small messages and more are in flight at once (docs/design.md §4.5).
+ */
+#define SMALL_SLOTS 256u
 /* the longest we wait at unmount for queued and in-flight messages */
 #define DRAIN_CAP_MS 30000
 
@@ -95,12 +103,13 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 
 	/*
 	 * slots buffers for messages, plus one for each worker to read into,
-	 * within RLIMIT_MEMLOCK (docs/design.md §4.5)
+	 * and the small slots, within RLIMIT_MEMLOCK (docs/design.md §4.5)
 	 */
 	for (unsigned i = 0; i < npeers; i++)
 		rdma_peers += m->cfg->peers[i].type != RPMAFS_PEER_NULL;
 	if (memlock_plan(m->cfg->slots, m->cfg->slots_set, RPMAFS_CFG_DEFAULT_SLOTS,
-		    RPMAFS_CFG_SLOTS_MIN, m->nworkers, FUSE_READ_SIZE, rdma_peers,
+		    RPMAFS_CFG_SLOTS_MIN, m->nworkers, FUSE_READ_SIZE, SMALL_SLOTS, POOL_SMALL_SIZE,
+		    rdma_peers,
 		    m->cfg->inbox.enabled
 			    ? (unsigned long long)m->cfg->inbox.slots * m->cfg->inbox.max_message
 			    : 0,
@@ -108,12 +117,13 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 		fprintf(stderr, "rpmafs: %s\n", why);
 		return 1;
 	}
-	if (plan.sized)
-		log_notice("slots = %u: the pool of (%u slots + %u workers) x %u KiB fits in "
-			   "RLIMIT_MEMLOCK (%llu KiB, %llu KiB kept for the RDMA provider); set "
-			   "'slots' in [rpmafs] to choose",
-			plan.slots, plan.slots, m->nworkers, FUSE_READ_SIZE / 1024, plan.limit / 1024,
-			plan.reserve / 1024);
+	if (plan.sized || plan.small < SMALL_SLOTS)
+		log_notice(
+			"slots = %u: the pool of (%u slots + %u workers) x %u KiB and %u small "
+			"slots of %u KiB fits in RLIMIT_MEMLOCK (%llu KiB, %llu KiB kept for the "
+			"RDMA provider); set 'slots' in [rpmafs] to choose",
+			plan.slots, plan.slots, m->nworkers, FUSE_READ_SIZE / 1024, plan.small,
+			POOL_SMALL_SIZE / 1024, plan.limit / 1024, plan.reserve / 1024);
 	m->cfg->slots = plan.slots;
 	/* two descriptors per connection: 1024 would stop at ~480 peers */
 	ret = nofile_raise(rdma_peers, &fds, why, sizeof(why));
@@ -123,10 +133,10 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 		log_msg(fds.need > fds.before ? LOG_NOTICE : LOG_INFO, "%s", why);
 	frame_budget_init(&m->tree.frames, m->cfg->slots);
 	nbuf = m->cfg->slots + m->nworkers;
-	ret = pool_new(nbuf, FUSE_READ_SIZE, &m->tree.pool);
+	ret = pool_new_small(nbuf, FUSE_READ_SIZE, plan.small, POOL_SMALL_SIZE, &m->tree.pool);
 	if (ret) {
-		fprintf(stderr, "rpmafs: cannot map %u request buffers: %s\n", nbuf,
-			strerror(-ret));
+		fprintf(stderr, "rpmafs: cannot map %u request buffers and %u small slots: %s\n",
+			nbuf, plan.small, strerror(-ret));
 		return 1;
 	}
 	if (devices_new(m->tree.pool, &m->devices) || loop_new(mount_tick, m, &m->loop))
@@ -204,8 +214,11 @@ int mount_start(struct mount *m, int done_fd)
 		log_err("cannot start the FUSE workers");
 		return -1;
 	}
-	log_notice("mounted %s: %u peers, %u request buffers of %zu KiB", m->mountpoint,
-		m->tree.nspools, pool_nslots(m->tree.pool), pool_slot_size(m->tree.pool) / 1024);
+	log_notice("mounted %s: %u peers, %u request buffers of %zu KiB, %u small slots of %zu "
+		   "bytes",
+		m->mountpoint, m->tree.nspools, pool_nslots(m->tree.pool),
+		pool_slot_size(m->tree.pool) / 1024, pool_nsmall(m->tree.pool),
+		pool_small_size(m->tree.pool));
 	/*
 	 * Ready: the directory is mounted and every spool takes writes (a
 	 * write before its peer is up waits for it, up to send_timeout_ms).

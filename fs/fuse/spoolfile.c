@@ -196,7 +196,10 @@ static void refuse_write(struct spool *sp, fuse_req_t req, int err)
 
 /*
  * The data path's entry: the payload sits in the pool buffer the kernel
- * wrote the request into; that buffer becomes the message's.
+ * wrote the request into. A small payload is copied into a small slot
+ * (counted in payload_copies) and the buffer stays the worker's, to read
+ * the next request into; a larger one, or a small one when every small
+ * slot is taken, keeps its buffer, which becomes the message's (zero-copy).
  */
 void spoolfile_write(fuse_req_t req, struct tree *t, const char *buf, size_t size, off_t off,
 	struct fuse_file_info *fi)
@@ -220,7 +223,13 @@ void spoolfile_write(fuse_req_t req, struct tree *t, const char *buf, size_t siz
 		return;
 	}
 
-	err = workers_take_buffer(buf, nonblock, &slot);
+	err = pool_copy_small(t->pool, buf, size, &slot);
+	if (!err) {
+		buf = pool_slot_ptr(t->pool, slot);
+		spool_count_small_copy(sp);
+	} else {
+		err = workers_take_buffer(buf, nonblock, &slot);
+	}
 	if (err == -EINVAL) {
 		/* not in our pool (cannot happen with our reader): copy, and count it */
 		err = pool_get(t->pool, !nonblock, &slot);

@@ -18,7 +18,8 @@ enum key {
 	K_STATE, K_ADDRESS, K_MODE, K_FRAMING, K_COMPLETION, K_CONFIRM, K_CLOSE, K_MAX_MESSAGE,
 	K_POSTED, K_COMPLETED, K_ACKED, K_UNACKED, K_FAILED, K_IN_FLIGHT, K_PENDING, K_REFUSED, K_OPEN,
 	K_BYTES_POSTED, K_BYTES_CONFIRMED, K_RECONNECTS, K_BAD_ACKS, K_LAST_ERROR, K_LAST_WR_ID,
-	K_LAST_POSTED, K_LAST_COMPLETED, K_PAYLOAD_COPIES, K_RESENT, K_POST_CALLS, K_COUNT
+	K_LAST_POSTED, K_LAST_COMPLETED, K_PAYLOAD_COPIES, K_SMALL_COPIES, K_SMALL_SLOTS, K_RESENT,
+	K_POST_CALLS, K_COUNT
 };
 
 static const char *const key_names[K_COUNT] = {
@@ -48,6 +49,8 @@ static const char *const key_names[K_COUNT] = {
 	[K_LAST_POSTED] = "last_posted",
 	[K_LAST_COMPLETED] = "last_completed",
 	[K_PAYLOAD_COPIES] = "payload_copies",
+	[K_SMALL_COPIES] = "small_copies",
+	[K_SMALL_SLOTS] = "small_slots",
 	[K_RESENT] = "resent",
 	[K_POST_CALLS] = "post_calls",
 };
@@ -168,6 +171,12 @@ static void value_of(const void *snap_v, unsigned key, char *buf, size_t len)
 		break;
 	case K_PAYLOAD_COPIES:
 		snprintf(buf, len, "%" PRIu64, st->payload_copies);
+		break;
+	case K_SMALL_COPIES:
+		snprintf(buf, len, "%" PRIu64, st->small_copies);
+		break;
+	case K_SMALL_SLOTS:
+		snprintf(buf, len, "%u", spool_small_slots(snap->sp));
 		break;
 	case K_RESENT:
 		snprintf(buf, len, "%" PRIu64, st->resent);

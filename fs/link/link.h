@@ -54,8 +54,9 @@ struct rpmafs_ack;
 /*
  * The send window and the send queue, one constraint: a spool keeps at
  * most LINK_WINDOW(nslots) sends in flight -- every pool slot holding a
- * message, plus two 0-byte messages (they hold no slot) -- and the send
- * queue has room for the window, a fence and one spare.
+ * message (nslots counts the big buffers and the small slots, pool.h),
+ * plus two 0-byte messages (they hold no slot) -- and the send queue has
+ * room for the window, a fence and one spare.
  */
 #define LINK_WINDOW(nslots) ((nslots) + 2)
 #define LINK_SQ_DEPTH(window) ((window) + 2)

@@ -55,6 +55,12 @@ static const struct spool_metric {
 	{"rpmafs_bad_acks_total", PROMTEXT_COUNTER,
 		"Connections dropped for an acknowledgement that cannot be true.",
 		offsetof(struct spool_stats, bad_acks)},
+	{"rpmafs_payload_copies_total", PROMTEXT_COUNTER,
+		"Payloads copied in user space (small ones into small slots, file framing).",
+		offsetof(struct spool_stats, payload_copies)},
+	{"rpmafs_small_copies_total", PROMTEXT_COUNTER,
+		"Of the payload copies, small payloads copied into small slots.",
+		offsetof(struct spool_stats, small_copies)},
 	{"rpmafs_in_flight", PROMTEXT_GAUGE, "Messages posted and not completed yet.",
 		offsetof(struct spool_stats, in_flight)},
 	{"rpmafs_pending", PROMTEXT_GAUGE, "Messages queued, waiting to be posted.",
@@ -83,6 +89,15 @@ static void metrics_spools(struct promtext *pt, struct spool_stats *st, struct s
 	for (unsigned i = 0; i < nspools; i++)
 		promtext_sample(pt, "peer", spool_cfg(spools[i])->name,
 			!final && strcmp(st[i].state, "connected") == 0);
+	if (!nspools)
+		return;
+	/* the mount's, shared by its peers (one pool) */
+	promtext_family(pt, "rpmafs_small_slots", PROMTEXT_GAUGE,
+		"Small registered slots of the mount (a small write is copied into one).");
+	promtext_sample(pt, NULL, NULL, spool_small_slots(spools[0]));
+	promtext_family(pt, "rpmafs_small_slots_free", PROMTEXT_GAUGE,
+		"Small slots free now (0: small writes take request buffers, zero-copy).");
+	promtext_sample(pt, NULL, NULL, spool_small_slots_free(spools[0]));
 }
 
 static void metric1(struct promtext *pt, const char *name, enum promtext_type type,

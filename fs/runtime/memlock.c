@@ -63,9 +63,58 @@ static void remedies(
 		kib, user && *user ? user : "USER", kib, kib);
 }
 
+/* what is left of limit after keep and the workers' buffers (0: nothing) */
+static unsigned long long room_after(
+	unsigned long long limit, unsigned long long keep, unsigned nworkers, size_t buf_size)
+{
+	unsigned long long workers = (unsigned long long)nworkers * buf_size;
+
+	return limit > keep + workers ? limit - keep - workers : 0;
+}
+
+int memlock_fit(unsigned long long limit, unsigned long long keep, unsigned slots, bool slots_set,
+	unsigned default_slots, unsigned min_slots, unsigned nworkers, size_t buf_size,
+	unsigned small_default, size_t small_size, struct memlock_plan *plan,
+	unsigned long long *fit_ptr)
+{
+	unsigned long long room, fit, smalls, big_room;
+
+	plan->slots = slots_set ? slots : default_slots;
+	plan->small = small_default;
+	plan->sized = false;
+	*fit_ptr = 0;
+	if (!limit)
+		return 0;
+	room = room_after(limit, keep, nworkers, buf_size);
+	fit = room / buf_size;
+	*fit_ptr = fit;
+	if (slots_set) {
+		/* the big buffers as asked; the small slots get what they leave */
+		if (fit < slots)
+			return -1;
+	} else {
+		if (fit < min_slots)
+			return -1;
+		/* the small slots first, then as many big buffers as fit (at least min_slots) */
+		smalls = (unsigned long long)small_default * small_size;
+		big_room = room > smalls ? (room - smalls) / buf_size : 0;
+		if (big_room < min_slots)
+			big_room = min_slots;
+		if (big_room < default_slots) {
+			plan->slots = (unsigned)big_room;
+			plan->sized = true;
+		}
+	}
+	smalls = small_size ? (room - (unsigned long long)plan->slots * buf_size) / small_size : 0;
+	if (smalls < plan->small)
+		plan->small = (unsigned)smalls;
+	return 0;
+}
+
 int memlock_plan(unsigned slots, bool slots_set, unsigned default_slots, unsigned min_slots,
-	unsigned nworkers, size_t buf_size, unsigned rdma_peers, unsigned long long inbox_bytes,
-	struct memlock_plan *plan, char *why, size_t whylen)
+	unsigned nworkers, size_t buf_size, unsigned small_default, size_t small_size,
+	unsigned rdma_peers, unsigned long long inbox_bytes, struct memlock_plan *plan, char *why,
+	size_t whylen)
 {
 	unsigned long long limit, reserve, need, fit;
 	struct rlimit rl;
@@ -82,25 +131,13 @@ int memlock_plan(unsigned slots, bool slots_set, unsigned default_slots, unsigne
 	plan->inbox = inbox_bytes;
 	/* the inbox is registered whole; only the send pool adapts to what is left */
 	reserve += inbox_bytes;
-	plan->slots = slots_set ? slots : default_slots;
-	if (!limit)
-		return 0;
-
-	fit = limit > reserve ? (limit - reserve) / buf_size : 0;
-	fit = fit > nworkers ? fit - nworkers : 0;
-	if (!slots_set && fit >= min_slots) {
-		if (fit < default_slots) {
-			plan->slots = (unsigned)fit;
-			plan->sized = true;
-		}
-		return 0;
-	}
-	need = (unsigned long long)(plan->slots + nworkers) * buf_size + reserve;
-	if (slots_set && need <= limit)
+	if (!memlock_fit(limit, reserve, slots, slots_set, default_slots, min_slots, nworkers,
+		    buf_size, small_default, small_size, plan, &fit))
 		return 0;
 
 	if (!slots_set)
 		plan->slots = min_slots;
+	plan->small = 0;
 	need = (unsigned long long)(plan->slots + nworkers) * buf_size + reserve;
 	remedies(need, &rl, slots_set, fix, sizeof(fix));
 	if (fit >= min_slots)

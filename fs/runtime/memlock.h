@@ -4,10 +4,13 @@
  *
  * Registered memory is pinned and counts against RLIMIT_MEMLOCK, which
  * Debian sets to 8 MiB (soft and hard) for an ordinary user. The pool is
- * (slots + workers) buffers of 1 MiB + 4 KiB, plus the inbox's receive
- * buffers when the mount listens. When the config leaves
- * `slots` unset the pool is sized to what the limit allows; when it sets
- * it and the pool does not fit, the error gives exact figures and the
+ * (slots + workers) buffers of 1 MiB + 4 KiB and the small slots (256 of
+ * 4 KiB by default: a small write is copied into one, pool.h), plus the
+ * inbox's receive buffers when the mount listens. When the config leaves
+ * `slots` unset the big buffers are sized to what the limit allows once
+ * the small slots have their room; when it sets it, the small slots get
+ * what the big buffers leave (up to the default count), and when the big
+ * buffers alone do not fit, the error gives exact figures and the
  * remedies an ordinary user can apply (docs/design.md §4.5).
  */
 #ifndef RPMAFS_MEMLOCK_H
@@ -26,6 +29,7 @@
 
 struct memlock_plan {
 	unsigned slots;		    /* the slots to use */
+	unsigned small;		    /* the small slots to use */
 	bool sized;		    /* slots was chosen to fit the limit */
 	unsigned long long limit;   /* RLIMIT_MEMLOCK in bytes, 0: no limit applies */
 	unsigned long long reserve; /* kept free for the provider */
@@ -33,8 +37,20 @@ struct memlock_plan {
 };
 
 /*
+ * memlock_fit -- the sizing rule alone, for a limit of limit bytes (0: none
+ * applies) of which keep bytes are kept for the provider and the inbox:
+ * fills plan->slots and plan->small (and sized). small_default small slots
+ * of small_size bytes are wanted. Returns 0, or -1 when not even min_slots
+ * (slots_set: slots) big buffers fit; *fit is then how many do.
+ */
+int memlock_fit(unsigned long long limit, unsigned long long keep, unsigned slots, bool slots_set,
+	unsigned default_slots, unsigned min_slots, unsigned nworkers, size_t buf_size,
+	unsigned small_default, size_t small_size, struct memlock_plan *plan,
+	unsigned long long *fit);
+
+/*
  * memlock_plan -- decide the pool for nworkers workers and buffers of
- * buf_size bytes. slots is the configured count; slots_set says whether the
+ * buf_size bytes, and small_default small slots of small_size bytes. slots is the configured count; slots_set says whether the
  * config set it; default_slots is the count when nothing limits it;
  * rdma_peers is the number of peers that will make connections; inbox_bytes
  * is the inbox's registered receive memory (inbox_slots x inbox_max_message,
@@ -43,8 +59,9 @@ struct memlock_plan {
  * why.
  */
 int memlock_plan(unsigned slots, bool slots_set, unsigned default_slots, unsigned min_slots,
-	unsigned nworkers, size_t buf_size, unsigned rdma_peers, unsigned long long inbox_bytes,
-	struct memlock_plan *plan, char *why, size_t whylen);
+	unsigned nworkers, size_t buf_size, unsigned small_default, size_t small_size,
+	unsigned rdma_peers, unsigned long long inbox_bytes, struct memlock_plan *plan, char *why,
+	size_t whylen);
 
 /*
  * memlock_explain -- after a failed registration of bytes: what

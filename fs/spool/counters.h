@@ -17,6 +17,7 @@ struct spool_stats {
 	uint64_t posted, completed, failed, refused;
 	uint64_t bytes_posted, bytes_confirmed;
 	uint64_t in_flight, pending, reconnects, payload_copies;
+	uint64_t small_copies;	/* of payload_copies: small payloads copied into small slots */
 	uint64_t open_handles;	/* spool file descriptions open now */
 	uint64_t post_calls;	/* chains of sends posted (one ibv_post_send each) */
 	uint64_t last_wr_id;

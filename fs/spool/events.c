@@ -74,7 +74,8 @@ static void on_up(void *ctx, uint32_t peer_max, unsigned credits)
 	if (max > FUSE_ATOMIC_WRITE_MAX && sp->cfg->framing == RPMAFS_FRAMING_WRITE)
 		max = FUSE_ATOMIC_WRITE_MAX;
 	sp->st.max_message = max;
-	sp->window = LINK_WINDOW(pool_nslots(sp->env->pool));
+	/* every slot a message can hold, big or small (pool.h) */
+	sp->window = LINK_WINDOW(pool_nslots(sp->env->pool) + pool_nsmall(sp->env->pool));
 	if (credits && credits < sp->window)
 		sp->window = credits;
 	confirm_up(&sp->cf, link_acks(sp->link), credits);

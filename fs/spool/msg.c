@@ -25,6 +25,7 @@ static void msg_payload(struct msg *msg, const struct pool *pool, unsigned slot,
 	const void *payload, uint32_t len)
 {
 	msg->slot = slot;
+	msg->small = pool_is_small(pool, slot);
 	msg->offset = (size_t)((const char *)payload - (const char *)pool_base(pool));
 	msg->len = len;
 }

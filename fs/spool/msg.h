@@ -53,6 +53,7 @@ struct msg {
 	bool flush;		/* req is a close(2) (framing = file): answered 0 or errno */
 	bool signaled;
 	unsigned slot;		/* pool slot holding the payload, or POOL_NO_SLOT */
+	bool small;		/* that slot is a small one (pool.h) */
 	size_t offset;		/* payload offset from the pool's base */
 	uint32_t len;
 	uint64_t seq;		/* the work request id (wr_id): 1, 2, 3, ... per spool */

@@ -29,7 +29,7 @@ static bool wants_signal(const struct post_policy *pp, const struct msg *msg)
 	every = pp->window / 4 ? pp->window / 4 : 1;
 	if (*pp->unsignaled + 1 >= every)
 		return true;
-	return pp->free_buffers < pp->nworkers;
+	return msg->small ? pp->small_short : pp->big_short;
 }
 
 unsigned post_build(
@@ -44,7 +44,9 @@ unsigned post_build(
 		if (msg->kind == MSG_DATA && msg->len > pp->max_message)
 			break;
 		/* credits bound the chain: the receiver has room for this many */
-		if (!confirm_imm(pp->cf, msg, msg->sync || pp->prompt, &next, &imm))
+		if (!confirm_imm(pp->cf, msg,
+			    msg->sync || pp->prompt || (msg->small && pp->small_prompt), &next,
+			    &imm))
 			break;
 		msg->signaled = wants_signal(pp, msg);
 		*pp->unsignaled = msg->signaled ? 0 : *pp->unsignaled + 1;

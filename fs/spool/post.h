@@ -20,12 +20,17 @@ struct msg;
 
 /* what the signalling rule looks at: a spool's settings and state now */
 struct post_policy {
-	unsigned window;       /* sends allowed in flight */
-	bool always;	       /* completion = always */
-	uint32_t max_message;  /* the limit in force */
-	unsigned free_buffers; /* pool buffers free now */
-	unsigned nworkers;     /* FUSE workers, each wanting a buffer */
-	bool prompt;	       /* someone waits (fsync, close, buffers short): ask for acks now */
+	unsigned window;      /* sends allowed in flight */
+	bool always;	      /* completion = always */
+	uint32_t max_message; /* the limit in force */
+	/*
+	 * Short of slots of a message's class (pool.h): fewer free than the
+	 * FUSE workers -- big buffers (held by messages), or small slots.
+	 * Its sends are then signaled, so that slots come back.
+	 */
+	bool big_short, small_short;
+	bool prompt;	   /* someone waits (fsync, close, buffers short): ask for acks now */
+	bool small_prompt; /* the small slots are at their reserve: ask for acks on those */
 	const struct confirm *cf; /* message numbers and the receiver's credits */
 	unsigned *unsignaled;	  /* unsignaled sends since the last signaled one, kept current */
 };

@@ -198,12 +198,33 @@ static void posted_locked(struct spool *sp, struct msg *msg, uint32_t imm, struc
 
 /*
  * The pool's reserve (docs/design.md §4.2, §13): no more buffers free than
- * the workers need to read requests. Writes then return once posted, and
- * posts ask for prompt acknowledgements, so that buffers come back.
+ * the workers need to read requests, and some held by messages. Writes
+ * then return once posted, and posts ask for prompt acknowledgements, so
+ * that buffers come back. (A pool of fewer slots than workers, an ordinary
+ * user's, is not at its reserve while no message holds a buffer.)
  */
 static bool at_reserve(const struct spool_env *env, unsigned free_buffers)
 {
-	return free_buffers <= env->nworkers;
+	unsigned spare = pool_nslots(env->pool) - env->nworkers;
+
+	return free_buffers <= env->nworkers && free_buffers < spare;
+}
+
+/*
+ * The small slots' reserve, the same for messages in small slots: when
+ * they run out, small writes take request buffers (zero-copy) instead.
+ */
+static bool small_at_reserve(const struct spool_env *env, unsigned small_free)
+{
+	return small_free <= env->nworkers;
+}
+
+/* whether msg's class of slot is at its reserve */
+static bool msg_at_reserve(const struct spool_env *env, const struct msg *msg)
+{
+	if (msg->small)
+		return small_at_reserve(env, pool_small_free_count(env->pool));
+	return at_reserve(env, pool_free_count(env->pool));
 }
 
 /*
@@ -218,13 +239,16 @@ void spool_post_ready_locked(struct spool *sp, struct replies *rs)
 		struct link_send sends[LINK_BATCH_MAX];
 		unsigned room = sp->window - (sp->in_flight.count - sp->fence_in_flight);
 		unsigned free_buffers = pool_free_count(sp->env->pool);
+		unsigned small_free = pool_small_free_count(sp->env->pool);
+		unsigned spare = pool_nslots(sp->env->pool) - sp->env->nworkers;
 		/* someone waits: a sync write, an fsync or close, a writer short of buffers */
 		struct post_policy pp = {.window = sp->window,
 			.max_message = sp->st.max_message,
 			.always = sp->cfg->completion == RPMAFS_COMPLETION_ALWAYS,
-			.free_buffers = free_buffers,
-			.nworkers = sp->env->nworkers,
+			.big_short = free_buffers < sp->env->nworkers && free_buffers < spare,
+			.small_short = small_free < sp->env->nworkers,
 			.prompt = sp->fsync_waiting || at_reserve(sp->env, free_buffers),
+			.small_prompt = small_at_reserve(sp->env, small_free),
 			.cf = &sp->cf,
 			.unsignaled = &sp->unsignaled};
 		struct msg *msg = sp->pending.head;
@@ -314,8 +338,7 @@ void spool_submit(struct spool *sp, struct msg *msg)
 	 * that holds its messages back (credits, a full window) cannot take the
 	 * buffers every other request of the mount needs to be read (§13).
 	 */
-	if (sp->up && msg->req && !msg->sync &&
-		!at_reserve(sp->env, pool_free_count(sp->env->pool)))
+	if (sp->up && msg->req && !msg->sync && !msg_at_reserve(sp->env, msg))
 		reply_msg(&rs, msg, true, 0);
 	pthread_mutex_unlock(&sp->lock);
 	/* the worker posts after its reply: what others queue meanwhile joins the chain (§8.4) */

@@ -58,7 +58,7 @@ int spool_new(const struct spool_env *env, fuse_ino_t ino, const struct rpmafs_p
 	struct link_cfg lc = {.peer = cfg,
 		.devices = env->devices,
 		.loop = env->loop,
-		.window = LINK_WINDOW(pool_nslots(env->pool)),
+		.window = LINK_WINDOW(pool_nslots(env->pool) + pool_nsmall(env->pool)),
 		.ops = &spool_link_ops,
 		.ctx = sp};
 	ret = link_new(&lc, &sp->link);
@@ -131,6 +131,24 @@ void spool_count_copy(struct spool *sp)
 	pthread_mutex_lock(&sp->lock);
 	sp->st.payload_copies++;
 	pthread_mutex_unlock(&sp->lock);
+}
+
+void spool_count_small_copy(struct spool *sp)
+{
+	pthread_mutex_lock(&sp->lock);
+	sp->st.payload_copies++;
+	sp->st.small_copies++;
+	pthread_mutex_unlock(&sp->lock);
+}
+
+unsigned spool_small_slots(const struct spool *sp)
+{
+	return pool_nsmall(sp->env->pool);
+}
+
+unsigned spool_small_slots_free(const struct spool *sp)
+{
+	return pool_small_free_count(sp->env->pool);
 }
 
 unsigned spool_busy(struct spool *sp)

@@ -103,6 +103,18 @@ void spool_refuse(struct spool *sp);
 void spool_count_copy(struct spool *sp);
 
 /*
+ * spool_count_small_copy -- count a small payload copied into a small slot
+ * (pool_copy_small): in payload_copies, and in small_copies
+ */
+void spool_count_small_copy(struct spool *sp);
+
+/* spool_small_slots -- the mount's small slots (pool.h), for the status */
+unsigned spool_small_slots(const struct spool *sp);
+
+/* spool_small_slots_free -- how many of them are free now */
+unsigned spool_small_slots_free(const struct spool *sp);
+
+/*
  * loop thread: run what is due at now (pending deadlines, the in-flight
  * timeout, fences, the link's timers); returns when to be called next (0:
  * nothing due).

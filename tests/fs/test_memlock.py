@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """An ordinary user on stock Debian limits (RLIMIT_MEMLOCK 8 MiB, soft and
 hard) mounts with the default config: the pool is sized to the limit and
-the log says so (docs/design.md §4.5). A `slots` that does not fit gets the
+the log says so (docs/design.md §4.5): (2 slots + 4 workers) x 1028 KiB
+and 256 small slots of 4 KiB, so that small messages do not cost a request
+buffer each. A `slots` that does not fit gets the
 exact figures and remedies an ordinary user can apply, and nothing is
 mounted."""
 import os
@@ -73,13 +75,17 @@ def main():
     os.chmod(d, 0o755)
     problems = []
 
-    # the default config: slots unset, sized to the limit (3 of 16 fit)
+    # the default config: slots unset, sized to the limit once the 256 small
+    # slots have their 1 MiB (3 big slots would fit alone, 2 fit with them)
     ok, rc, log = Case(d, "default", "").mount()
     print(log.strip())
     if not ok:
         problems.append("the default config did not mount as nobody: %s" % log.strip())
-    if "slots = 3: the pool of (3 slots + 4 workers)" not in log or "8192 KiB" not in log:
+    if ("slots = 2: the pool of (2 slots + 4 workers) x 1028 KiB and 256 small slots of 4 KiB"
+            not in log or "8192 KiB" not in log):
         problems.append("the log does not say what pool was chosen: %s" % log.strip())
+    if "6 request buffers of 1028 KiB, 256 small slots of 4096 bytes" not in log:
+        problems.append("the mount's line does not give the pool: %s" % log.strip())
 
     # slots = 4: 8 buffers are 8224 KiB, over 8192 KiB by 32 KiB (no rounding hides it)
     for slots in (16, 4):
@@ -97,10 +103,13 @@ def main():
         if "ulimit -l" in log:
             problems.append("suggests ulimit -l though the hard limit is the soft one")
 
-    # the largest count that fits mounts
+    # the largest count that fits mounts; the small slots get what is left:
+    # 8192 KiB - 288 KiB - 7 x 1028 KiB = 708 KiB, 177 slots of 4 KiB
     ok, rc, log = Case(d, "slots3", "slots = 3\n").mount()
     if not ok:
         problems.append("slots = 3 did not mount: %s" % log.strip())
+    if "7 request buffers of 1028 KiB, 177 small slots of 4096 bytes" not in log:
+        problems.append("slots = 3: not the small slots that are left: %s" % log.strip())
 
     subprocess.run(["rm", "-rf", d])
     if problems:

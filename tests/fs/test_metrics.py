@@ -14,7 +14,8 @@ from prometheus_client.parser import text_string_to_metric_families  # noqa: E40
 
 COUNTERS = ["rpmafs_messages_posted", "rpmafs_messages_completed", "rpmafs_messages_failed",
             "rpmafs_messages_refused", "rpmafs_bytes_posted", "rpmafs_bytes_confirmed",
-            "rpmafs_reconnects", "rpmafs_resent", "rpmafs_acked", "rpmafs_bad_acks"]
+            "rpmafs_reconnects", "rpmafs_resent", "rpmafs_acked", "rpmafs_bad_acks",
+            "rpmafs_payload_copies", "rpmafs_small_copies"]
 GAUGES = ["rpmafs_in_flight", "rpmafs_pending", "rpmafs_unacked", "rpmafs_open_handles",
           "rpmafs_peer_connected"]
 
@@ -52,6 +53,12 @@ def check_shape(m, peers):
         check(name in m and m[name][0] == "gauge", "%s: %s" % (name, m.get(name),))
         check(sorted(p for _, p in m[name][2]) == sorted(peers), "%s: %s" % (name, m[name]))
     check(not any(k.startswith("rpmafs_inbox") for k in m), "inbox metrics without listen")
+    # the mount's small slots: one sample each, no peer label (one pool)
+    for name in ("rpmafs_small_slots", "rpmafs_small_slots_free"):
+        check(name in m and m[name][0] == "gauge", "%s: %s" % (name, m.get(name),))
+        check(list(m[name][2]) == [(name, None)], "%s: %s" % (name, m[name]))
+    check(m["rpmafs_small_slots"][2][("rpmafs_small_slots", None)] == 256,
+          "small slots: %s" % (m["rpmafs_small_slots"],))
 
 
 def body(work):

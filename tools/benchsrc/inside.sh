@@ -270,9 +270,11 @@ cpu_put() {
 }
 
 if [ $connected = 1 ]; then
-	pool=$(sed -n 's/.* \([0-9]*\) request buffers of \([0-9]*\) KiB.*/\1 \2/p' "$logs/rpmafs.log")
+	pool=$(sed -n 's/.* \([0-9]*\) request buffers of \([0-9]*\) KiB, \([0-9]*\) small slots of \([0-9]*\) bytes.*/\1 \2 \3 \4/p' "$logs/rpmafs.log")
 	set -- $pool
-	put daemon.pool_mib "$(awk -v n="$1" -v k="$2" 'BEGIN { printf "%.2f", n * k / 1024 }')"
+	# the registered pool: request buffers and small slots
+	put daemon.pool_mib "$(awk -v n="$1" -v k="$2" -v s="$3" -v b="$4" 'BEGIN { printf "%.2f", (n * k + s * b / 1024) / 1024 }')"
+	put daemon.small_slots "$3"
 	put daemon.slots "$SLOTS"
 
 	# -- the no-op file system: FUSE alone, the same writer
@@ -602,13 +604,16 @@ if [ $connected = 1 ]; then
 	step "daemon: peak RSS, payload copies"
 	put daemon.hwm_mib "$(awk '/^VmHWM/ { printf "%.2f", $2 / 1024 }' "/proc/$fs/status")"
 	put daemon.rss_mib "$(awk '/^VmRSS/ { printf "%.2f", $2 / 1024 }' "/proc/$fs/status")"
-	copies=0 msgs=0 failed=0
+	copies=0 msgs=0 failed=0 small=0
 	for p in null r0 r1 r2 r3 e0; do
 		copies=$((copies + $(st $p payload_copies)))
+		small=$((small + $(st $p small_copies)))
 		msgs=$((msgs + $(st $p posted)))
 		failed=$((failed + $(st $p failed)))
 	done
 	put daemon.payload_copies "$copies"
+	# of them, small payloads copied into small slots (by design, design.md §4.5)
+	put daemon.small_copies "$small"
 	put daemon.messages "$msgs"
 	# file framing copies each message once into the pool, by design (design.md §4.6)
 	put daemon.file_framing_copies "$(st f0 payload_copies)"
@@ -634,6 +639,123 @@ while read -r _ _ op n; do
 done < <(grep '^bench-noop-fs: requests ' "$logs/noop-fs.log")
 stop $fs
 stop "${recvs[@]}"
+
+# ---------------------------------------------------------------------------
+# 4. an ordinary user's default mount against root's, same run: nobody with
+# Debian's 8 MiB RLIMIT_MEMLOCK and root, each mounting a config with [rpmafs]
+# left at its defaults, one peer each on one rpma-recv (512 receives per
+# connection: credits for 511). The async 64 B rate of each (paired rounds),
+# and how many 64 B messages each holds in flight at once: the receiver is
+# stopped (SIGSTOP), one writer writes small_slots + slots messages (every
+# small slot and every spare request buffer), and in_flight + unacked is
+# read once all are posted; then the receiver goes on and all must arrive.
+step "an ordinary user's default mount (8 MiB memlock) against root's: async 64 B rate, messages in flight"
+NOBODY=65534
+# a command, as nobody (an array: timeout runs programs, not shell functions)
+nobody=(setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups --)
+as_nobody() { "${nobody[@]}" "$@"; }
+# ust MNT KEY: a figure of MNT's peer "a" (read as nobody for nobody's mount)
+ust() {
+	local k v
+	while IFS=': ' read -r k v; do
+		[ "$k" = "$2" ] && echo "$v" && return 0
+	done < <(if [ "$1" = "$umnt" ]; then as_nobody cat "$1/a.status"; else cat "$1/a.status"; fi)
+	return 1
+} 2>/dev/null
+chmod 755 "$work"
+rmnt=$work/rootdef umnt=$work/userdef
+mkdir "$rmnt" "$umnt" "$work/userhome"
+chown $NOBODY:$NOBODY "$umnt" "$work/userhome"
+printf '[a]\naddress = %s\nport = 7210\n' "$LAB_B" >"$work/default.ini"
+chmod 644 "$work/default.ini"
+rpma-recv --listen "$LAB_B:7210" --no-srq --slots 512 --max-message 4KiB --format raw \
+	>/dev/null 2>"$logs/rpma-recv-default.log" &
+drecv=$!
+rfs='' ufs=''
+if wait_for "$logs/rpma-recv-default.log" "listening on" 20; then
+	rpmafs -f --config "$work/default.ini" "$rmnt" 2>"$logs/rpmafs-rootdef.log" &
+	rfs=$!
+	(ulimit -l 8192 && cd "$work/userhome" && exec env HOME="$work/userhome" USER=nobody \
+		setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups -- \
+		"$top/build/fs/rpmafs" -f --config "$work/default.ini" "$umnt") \
+		2>"$logs/rpmafs-userdef.log" &
+	ufs=$!
+	up=0
+	for ((i = 0; i < 600; i++)); do
+		[ "$(ust "$rmnt" state)" = connected ] && [ "$(ust "$umnt" state)" = connected ] && up=1 && break
+		kill -0 $rfs 2>/dev/null && kill -0 $ufs 2>/dev/null || break
+		nap 0.05
+	done
+else
+	note default "missing: rpma-recv for the default mounts did not start (see rpma-recv-default.log)"
+	up=0
+fi
+if [ $up = 1 ]; then
+	for who in root user; do
+		m=$rmnt
+		[ $who = user ] && m=$umnt
+		put "$who.default.small_slots" "$(ust "$m" small_slots)"
+		line=$(sed -n 's/.* \([0-9]*\) request buffers of \([0-9]*\) KiB, \([0-9]*\) small slots of \([0-9]*\) bytes.*/\1 \2 \3 \4/p' "$logs/rpmafs-${who}def.log")
+		set -- $line
+		[ $# = 4 ] && put "$who.default.pool_kib" "$(($1 * $2 + $3 * $4 / 1024))" &&
+			put "$who.default.request_buffers" "$1"
+	done
+	# the rates: root's mount, then nobody's, back to back in each round
+	for ((r = 1; r <= ROUNDS; r++)); do
+		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$rmnt/a" 64 "${FS_RATE_N[0]}" 2>>"$logs/writer.log")
+		put_line "round.$r.rootdef.async.64" "$line" msg_s
+		line=$(timeout 300 "${nobody[@]}" bench-writer --fsync --warmup $WARMUP "$umnt/a" 64 "${FS_RATE_N[0]}" 2>>"$logs/writer.log")
+		put_line "round.$r.userdef.async.64" "$line" msg_s
+	done
+	# in flight at once: every small slot and every spare request buffer
+	for who in user root; do
+		m=$rmnt run=()
+		[ $who = user ] && m=$umnt run=("${nobody[@]}")
+		slots=$(sed -n 's/.* \([0-9]*\) request buffers of .*/\1/p' "$logs/rpmafs-${who}def.log")
+		n=$(($(ust "$m" small_slots) + slots - 4)) # the workers hold 4 buffers
+		p0=$(ust "$m" posted) a0=$(ust "$m" acked) r0=$(ust "$m" resent)
+		kill -STOP $drecv
+		timeout 300 "${run[@]}" bench-writer --fsync "$m/a" 64 "$n" >/dev/null 2>>"$logs/writer.log" &
+		wpid=$!
+		held=''
+		# until all are posted (a safety net of 60 s, or the writer gone)
+		t_end=$((SECONDS + 60))
+		while [ $SECONDS -lt $t_end ] && kill -0 $wpid 2>/dev/null; do
+			if [ $(($(ust "$m" posted) - p0)) -ge "$n" ]; then
+				held=$(($(ust "$m" in_flight) + $(ust "$m" unacked)))
+				break
+			fi
+			nap 0.005
+		done
+		kill -CONT $drecv
+		wait $wpid
+		wrc=$?
+		t_end=$((SECONDS + 60))
+		while [ $SECONDS -lt $t_end ]; do
+			[ $(($(ust "$m" acked) - a0)) -ge "$n" ] && break
+			nap 0.05
+		done
+		if [ -n "$held" ] && [ $wrc = 0 ] && [ $(($(ust "$m" acked) - a0)) = "$n" ]; then
+			put "$who.default.inflight_64b" "$held"
+			put "$who.default.inflight_written" "$n"
+			put "$who.default.inflight_resent" $(($(ust "$m" resent) - r0))
+		else
+			note "$who.default.inflight_64b" "missing: $n messages written (writer status $wrc), $held seen in flight, $(($(ust "$m" acked) - a0)) acknowledged"
+		fi
+	done
+	put user.default.payload_copies "$(ust "$umnt" payload_copies)"
+	put user.default.small_copies "$(ust "$umnt" small_copies)"
+	put user.default.messages "$(ust "$umnt" posted)"
+	put user.default.failed "$(ust "$umnt" failed)"
+else
+	note default "missing: the default mounts did not both connect (see rpmafs-rootdef.log, rpmafs-userdef.log)"
+fi
+as_nobody fusermount3 -u "$umnt" 2>/dev/null || umount -l "$umnt" 2>/dev/null
+fusermount3 -u "$rmnt" 2>/dev/null || fusermount3 -uz "$rmnt" 2>/dev/null
+for ((i = 0; i < 100; i++)); do kill -0 $rfs $ufs 2>/dev/null || break; nap 0.1; done
+[ -n "$rfs" ] && stop $rfs
+[ -n "$ufs" ] && stop $ufs
+stop $drecv
 
 # ---------------------------------------------------------------------------
 # 3. many peers in one mount, one rpma-recv (tools/benchsrc/peers.sh): mount

@@ -5,8 +5,9 @@ default config (docs/design.md §4.5): /dev/fuse is what Debian's udev makes
 it (0666, root:root, char 10,229; tools/rdma-lab sets it, the VM has no
 udev), and nobody, with Debian's default RLIMIT_MEMLOCK (8 MiB, soft and
 hard) and a HOME of its own under /tmp, mounts with fusermount3 a config
-that leaves `slots` unset: the pool is sized to the limit (3 slots + 4
-workers = 7 x 1028 KiB), registered on the Soft-RoCE device, and messages
+that leaves `slots` unset: the pool is sized to the limit ((2 slots + 4
+workers) x 1028 KiB and 256 small slots of 4 KiB), registered on the
+Soft-RoCE device, and messages
 reach rpma-recv. A `slots` that does not fit refuses to mount with the
 figures and remedies."""
 import pwd
@@ -93,9 +94,9 @@ def body(work):
     check("fuse.rpmafs" in line and "user_id=%d" % pw.pw_uid in line,
           "not nobody's fuse.rpmafs mount: %s" % line.strip())
 
-    check("slots = 3: the pool of (3 slots + 4 workers) x 1028 KiB fits in RLIMIT_MEMLOCK "
-          "(8192 KiB" in open(log).read(), "the log does not say how the pool was sized:\n%s" %
-          open(log).read())
+    check("slots = 2: the pool of (2 slots + 4 workers) x 1028 KiB and 256 small slots of 4 KiB "
+          "fits in RLIMIT_MEMLOCK (8192 KiB" in open(log).read(),
+          "the log does not say how the pool was sized:\n%s" % open(log).read())
     try:
         r = run_as(drop, env, ["sh", "-c", "echo hi > %s/dry && : > %s/dry" % (mnt, mnt)])
         check(r.returncode == 0, "nobody's writes: %s" % r.stderr.strip())

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -134,6 +135,113 @@ static void close_wakes_waiters_with_eshutdown(void **state)
 	pool_delete(&pool);
 }
 
+/* the small slots follow the big buffers in the one mapping, one slot-number space */
+static void small_slots_follow_the_big_buffers(void **state)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct pool *pool;
+	unsigned s, t;
+
+	(void)state;
+	assert_int_equal(pool_new_small(0, 4096, 4, 4096, &pool), -EINVAL);
+	assert_int_equal(pool_new_small(2, 4096, 4, 0, &pool), -EINVAL);
+	assert_int_equal(pool_new_small(2, 100, 3, 1000, &pool), 0);
+	assert_int_equal(pool_nslots(pool), 2);
+	assert_int_equal(pool_nsmall(pool), 3);
+	assert_int_equal(pool_small_size(pool), 1024); /* rounded up to 64 */
+	assert_int_equal(pool_small_free_count(pool), 3);
+	/* 2 pages and 3 KiB, rounded up to the page: one region, one registration */
+	assert_int_equal(pool_bytes(pool), (2 * page + 3072 + page - 1) / page * page);
+	assert_int_equal(pool_copy_small(pool, "abc", 3, &s), 0);
+	assert_true(pool_is_small(pool, s));
+	assert_true(s >= 2 && s < 5);
+	char *ps = pool_slot_ptr(pool, s);
+	assert_true(ps >= (char *)pool_base(pool) + 2 * page);
+	assert_true(ps + 1024 <= (char *)pool_base(pool) + pool_bytes(pool));
+	assert_int_equal(pool_slot_of(pool, ps), s);
+	assert_int_equal(pool_slot_of(pool, ps + 1023), s);
+	assert_int_equal(
+		pool_slot_of(pool, (char *)pool_base(pool) + 2 * page + 3072), POOL_NO_SLOT);
+	assert_int_equal(pool_get(pool, false, &t), 0);
+	assert_false(pool_is_small(pool, t));
+	assert_int_equal(pool_slot_of(pool, pool_slot_ptr(pool, t)), t);
+	pool_put(pool, s);
+	pool_put(pool, t);
+	assert_int_equal(pool_small_free_count(pool), 3);
+	assert_int_equal(pool_free_count(pool), 2);
+	pool_delete(&pool);
+}
+
+/* the copy path: the payload lands in the slot; too large is EMSGSIZE, none free EAGAIN */
+static void copy_small_copies_and_runs_out(void **state)
+{
+	char payload[4096], big[4097];
+	struct pool *pool;
+	unsigned s[4], extra;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (char)(i * 7);
+	memset(big, 'x', sizeof(big));
+	assert_int_equal(pool_new_small(2, 8192, 4, POOL_SMALL_SIZE, &pool), 0);
+	assert_int_equal(pool_copy_small(pool, big, sizeof(big), &extra), -EMSGSIZE);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(
+			pool_copy_small(pool, payload, i ? 64 : sizeof(payload), &s[i]), 0);
+		assert_memory_equal(pool_slot_ptr(pool, s[i]), payload, i ? 64 : sizeof(payload));
+	}
+	/* every small slot taken: EAGAIN, and the big buffers are untouched */
+	assert_int_equal(pool_small_free_count(pool), 0);
+	assert_int_equal(pool_copy_small(pool, payload, 64, &extra), -EAGAIN);
+	assert_int_equal(pool_free_count(pool), 2);
+	/* one comes back: it is taken again (the last put back first) */
+	pool_put(pool, s[2]);
+	assert_int_equal(pool_small_free_count(pool), 1);
+	assert_int_equal(pool_free_count(pool), 2);
+	assert_int_equal(pool_copy_small(pool, "hello", 5, &extra), 0);
+	assert_int_equal(extra, s[2]);
+	assert_memory_equal(pool_slot_ptr(pool, extra), "hello", 5);
+	pool_put(pool, extra);
+	for (int i = 0; i < 4; i++)
+		if (i != 2)
+			pool_put(pool, s[i]);
+	assert_int_equal(pool_small_free_count(pool), 4);
+	/* after close: ESHUTDOWN, as pool_get */
+	pool_close(pool);
+	assert_int_equal(pool_copy_small(pool, payload, 64, &extra), -ESHUTDOWN);
+	pool_delete(&pool);
+}
+
+/* a pool without small slots copies nothing: every write stays zero-copy */
+static void no_small_slots_no_copy(void **state)
+{
+	struct pool *pool;
+	unsigned s;
+
+	(void)state;
+	assert_int_equal(pool_new(2, 4096, &pool), 0);
+	assert_int_equal(pool_nsmall(pool), 0);
+	assert_int_equal(pool_copy_small(pool, "a", 1, &s), -EMSGSIZE);
+	pool_delete(&pool);
+}
+
+/* a waiter for a big buffer is not woken by a small slot coming back */
+static void small_put_leaves_big_waiters(void **state)
+{
+	struct pool *pool;
+	unsigned big, small;
+
+	(void)state;
+	assert_int_equal(pool_new_small(1, 4096, 1, 64, &pool), 0);
+	assert_int_equal(pool_get(pool, false, &big), 0);
+	assert_int_equal(pool_copy_small(pool, "z", 1, &small), 0);
+	pool_put(pool, small);
+	assert_int_equal(pool_free_count(pool), 0);
+	assert_int_equal(pool_get(pool, false, &small), -EAGAIN);
+	pool_put(pool, big);
+	pool_delete(&pool);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -142,6 +250,10 @@ int main(void)
 		cmocka_unit_test(empty_pool_says_eagain),
 		cmocka_unit_test(waiter_wakes_on_put),
 		cmocka_unit_test(close_wakes_waiters_with_eshutdown),
+		cmocka_unit_test(small_slots_follow_the_big_buffers),
+		cmocka_unit_test(copy_small_copies_and_runs_out),
+		cmocka_unit_test(no_small_slots_no_copy),
+		cmocka_unit_test(small_put_leaves_big_waiters),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -260,6 +260,9 @@ void __wrap_free(void *p)
 
 #define NSLOTS 8
 #define WINDOW LINK_WINDOW(NSLOTS)
+#define NSMALL 16 /* small slots, in the pools of the *_small tests */
+
+static unsigned Next_nsmall; /* the small slots of the pool the next reset makes */
 
 static struct pool *Pool;
 static struct spool_env Env;
@@ -285,7 +288,8 @@ static void reset(enum rpmafs_peer_type type, enum rpmafs_completion completion,
 	Attempted = 0;
 	Watched = NULL;
 	Watched_freed = false;
-	assert_int_equal(pool_new(NSLOTS, 4096, &Pool), 0);
+	assert_int_equal(pool_new_small(NSLOTS, 4096, Next_nsmall, POOL_SMALL_SIZE, &Pool), 0);
+	Next_nsmall = 0;
 	Env = (struct spool_env){.pool = Pool, .loop = &Loop, .se = (struct fuse_session *)&Env};
 	assert_int_equal(spool_new(&Env, 2, &Cfg, &Sp), 0);
 }
@@ -318,13 +322,22 @@ static int setup_null(void **state)
 	return 0;
 }
 
+static int setup_small(void **state)
+{
+	(void)state;
+	Next_nsmall = NSMALL;
+	reset(RPMAFS_PEER_RDMA, RPMAFS_COMPLETION_ALWAYS, 5000);
+	return 0;
+}
+
 static int teardown(void **state)
 {
 	(void)state;
 	spool_stop(Sp);
 	spool_close(Sp);
-	/* every buffer is back */
+	/* every buffer is back, and every small slot */
 	assert_int_equal(pool_free_count(Pool), NSLOTS);
+	assert_int_equal(pool_small_free_count(Pool), pool_nsmall(Pool));
 	spool_delete(&Sp);
 	pool_delete(&Pool);
 	return 0;
@@ -360,6 +373,29 @@ static uintptr_t write_msg(struct handle *fh, uint32_t len)
 	assert_int_equal(spool_write_check(Sp, fh, len, false), 0);
 	assert_int_equal(msg_new_write(fh, req, Pool, slot, pool_slot_ptr(Pool, slot), len,
 					 fh->sync, &msg), 0);
+	spool_submit(Sp, msg);
+	return (uintptr_t)req;
+}
+
+/*
+ * a small write through fh, as spoolfile_write makes it: its len bytes
+ * copied into a small slot (the request buffer stays the worker's)
+ */
+static uintptr_t write_small(struct handle *fh, uint32_t len)
+{
+	fuse_req_t req = (fuse_req_t)Next_req++;
+	char payload[POOL_SMALL_SIZE];
+	struct msg *msg;
+	unsigned slot;
+
+	memset(payload, (int)(Next_req & 0x7f), len);
+	Attempted++;
+	assert_int_equal(spool_write_check(Sp, fh, len, false), 0);
+	assert_int_equal(pool_copy_small(Pool, payload, len, &slot), 0);
+	assert_true(pool_is_small(Pool, slot));
+	assert_int_equal(msg_new_write(fh, req, Pool, slot, pool_slot_ptr(Pool, slot), len,
+					 fh->sync, &msg), 0);
+	assert_true(msg->small);
 	spool_submit(Sp, msg);
 	return (uintptr_t)req;
 }
@@ -2044,9 +2080,152 @@ static void numbers_go_on_across_connections(void **state)
 	handle_delete(&fh);
 }
 
+/* ---- small slots (pool.h, docs/design.md §4.5) ---- */
+
+/* a small write is sent from its small slot, which comes back at its completion */
+static void small_write_goes_from_its_small_slot(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	up(0);
+	uintptr_t r = write_small(fh, 64);
+
+	assert_int_equal(Nposts, 1);
+	assert_int_equal(Posts[0].len, 64);
+	/* the small slots follow the big buffers in the one registered region */
+	assert_true(Posts[0].offset >= (size_t)NSLOTS * 4096);
+	assert_true(Posts[0].offset + 64 <= pool_bytes(Pool));
+	assert_memory_equal((char *)pool_base(Pool) + Posts[0].offset,
+		(char[64]){[0 ... 63] = (char)(2 & 0x7f)}, 64);
+	/* async: answered once queued; no big buffer taken */
+	assert_non_null(reply_of(r));
+	assert_true(reply_of(r)->write);
+	assert_int_equal(reply_of(r)->size, 64);
+	assert_int_equal(pool_small_free_count(Pool), NSMALL - 1);
+	assert_int_equal(pool_free_count(Pool), NSLOTS);
+	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
+	assert_int_equal(pool_small_free_count(Pool), NSMALL);
+	assert_int_equal(stats().completed, 1);
+	assert_int_equal(stats().bytes_confirmed, 64);
+	handle_delete(&fh);
+	assert_accounts();
+}
+
+/* the window counts every slot a message can hold: big buffers and small slots */
+static void window_counts_the_small_slots(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	up(0);
+	assert_int_equal(Sp->window, LINK_WINDOW(NSLOTS + NSMALL));
+	for (int i = 0; i < NSMALL; i++)
+		write_small(fh, 64);
+	for (int i = 0; i < NSLOTS; i++)
+		write_msg(fh, 8);
+	/* 24 in flight at once: without the small slots the window was 10 */
+	assert_int_equal(Nposts, NSMALL + NSLOTS);
+	assert_int_equal(stats().in_flight, NSMALL + NSLOTS);
+	assert_int_equal(stats().pending, 0);
+	assert_int_equal(pool_small_free_count(Pool), 0);
+	assert_int_equal(pool_free_count(Pool), 0);
+	/* the two 0-byte messages fit too; a third waits */
+	empty_msg(fh);
+	empty_msg(fh);
+	empty_msg(fh);
+	assert_int_equal(Nposts, NSMALL + NSLOTS + 2);
+	assert_int_equal(stats().pending, 1);
+	/* RC completes in order: the last one's completion covers every one */
+	for (unsigned i = 0; i < Nposts; i++)
+		complete(Posts[i].wr_id, IBV_WC_SUCCESS);
+	complete(Posts[Nposts - 1].wr_id, IBV_WC_SUCCESS);
+	assert_int_equal(stats().completed, NSMALL + NSLOTS + 3);
+	assert_int_equal(pool_small_free_count(Pool), NSMALL);
+	handle_delete(&fh);
+	assert_accounts();
+}
+
+/* receiver confirmation: a small message holds its slot until acknowledged */
+static void acked_small_messages_hold_their_slots(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	Acks = true;
+	up(64);
+	for (int i = 0; i < 4; i++)
+		write_small(fh, 100);
+	assert_int_equal(Nposts, 4);
+	for (unsigned i = 0; i < 4; i++)
+		complete(Posts[i].wr_id, IBV_WC_SUCCESS);
+	assert_int_equal(stats().unacked, 4);
+	assert_int_equal(stats().in_flight, 0);
+	assert_int_equal(pool_small_free_count(Pool), NSMALL - 4); /* parked, not freed */
+	ack(2, 64, 0);
+	assert_int_equal(pool_small_free_count(Pool), NSMALL - 2);
+	assert_int_equal(stats().acked, 2);
+	ack(4, 64, 0);
+	assert_int_equal(pool_small_free_count(Pool), NSMALL);
+	assert_int_equal(stats().bytes_confirmed, 400);
+	handle_delete(&fh);
+	assert_acked_accounts();
+}
+
+/*
+ * The small slots have their own reserve: held back by a receiver's
+ * credits, small writes return once queued while more small slots are
+ * free than there are workers, then once posted -- whatever the big
+ * buffers (all free here). When every one is taken, pool_copy_small says
+ * EAGAIN (spoolfile_write then keeps the write zero-copy).
+ */
+static void small_slots_run_out_and_come_back(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+	uintptr_t r[NSMALL];
+	unsigned slot;
+
+	Env.nworkers = 2;
+	Acks = true;
+	up(1); /* one message in the receiver at a time */
+	for (int i = 0; i < NSMALL; i++)
+		r[i] = write_small(fh, 64);
+	assert_int_equal(Nposts, 1);
+	assert_int_equal(pool_small_free_count(Pool), 0);
+	assert_int_equal(pool_copy_small(Pool, "x", 1, &slot), -EAGAIN);
+	assert_int_equal(pool_free_count(Pool), NSLOTS);
+	/* answered while more than 2 small slots were free afterwards */
+	for (int i = 0; i < NSMALL; i++)
+		if (i < NSMALL - 3)
+			assert_non_null(reply_of(r[i]));
+		else
+			assert_null(reply_of(r[i]));
+	/* a big write meanwhile is not at the reserve: answered once queued */
+	uintptr_t b = write_msg(fh, 8);
+
+	assert_non_null(reply_of(b));
+	/* each acknowledgement frees a small slot and lets the next go */
+	for (uint32_t n = 1; n <= NSMALL; n++) {
+		complete(Posts[n - 1].wr_id, IBV_WC_SUCCESS);
+		ack(n, 1, 0);
+		assert_int_equal(pool_small_free_count(Pool), n);
+	}
+	for (int i = 0; i < NSMALL; i++)
+		assert_true(reply_of(r[i])->write);
+	/* and one copies again */
+	assert_int_equal(pool_copy_small(Pool, "x", 1, &slot), 0);
+	pool_put(Pool, slot);
+	complete(Posts[NSMALL].wr_id, IBV_WC_SUCCESS);
+	ack(NSMALL + 1, 1, 0);
+	handle_delete(&fh);
+	assert_acked_accounts();
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T_SMALL(f) cmocka_unit_test_setup_teardown(f, setup_small, teardown)
 #define T_ON_ERROR(f) cmocka_unit_test_setup_teardown(f, setup_on_error, teardown)
 #define T_NO_WAIT(f) cmocka_unit_test_setup_teardown(f, setup_no_wait, teardown)
 #define T_NULL(f) cmocka_unit_test_setup_teardown(f, setup_null, teardown)
@@ -2122,6 +2301,10 @@ int main(void)
 		T(transport_confirmation_fails_what_was_in_flight),
 		T(refused_ack_is_counted),
 		T(numbers_go_on_across_connections),
+		T_SMALL(small_write_goes_from_its_small_slot),
+		T_SMALL(window_counts_the_small_slots),
+		T_SMALL(acked_small_messages_hold_their_slots),
+		T_SMALL(small_slots_run_out_and_come_back),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

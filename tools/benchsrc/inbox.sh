@@ -24,6 +24,7 @@ mode=$1 fig=$2 logs=$3
 mkdir -p "$logs"
 work=$(mktemp -d /tmp/rpmafs-inbox-bench.XXXXXX)
 if [ "$mode" = quick ]; then N=2000 PP=50 PPR=1; else N=20000 PP=500 PPR=3; fi
+PPR=${INBOX_PP_ROUNDS:-$PPR} # the ping-pong rounds, for a run of this script alone
 pa=$((7800 + RANDOM % 100)) pb=$((7900 + RANDOM % 100)) pr=$((8000 + RANDOM % 100))
 
 put() { printf '%s %s\n' "$1" "$2" >>"$fig"; }

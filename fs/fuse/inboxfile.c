@@ -26,7 +26,9 @@ struct inbox_handle {
 	pthread_mutex_t lock;
 	fuse_req_t req;	  /* the read in progress (parked or not), or NULL */
 	bool interrupted; /* its INTERRUPT came before it was parked */
-	size_t size;
+	size_t size;	  /* its size and file offset */
+	off_t off;
+	struct inbox_window win; /* the last read's bytes, given back by an lseek into them */
 	char *text; /* inbox.status: the snapshot */
 	size_t text_len;
 };
@@ -223,6 +225,26 @@ static struct inbox_handle *handle_of(struct fuse_file_info *fi)
 	return (struct inbox_handle *)(uintptr_t)fi->fh;
 }
 
+/*
+ * The read req (h's, at off) took n bytes (or -errno) into buf: they become
+ * h's window and the reply. Under h->lock, so that another thread's read of
+ * the same open file neither finds req still in progress once the kernel
+ * has the reply (EBUSY) nor replaces the window while the reply is copied.
+ */
+static void reply_taken(struct inbox_handle *h, fuse_req_t req, char *buf, ssize_t n, off_t off)
+{
+	pthread_mutex_lock(&h->lock);
+	h->req = NULL;
+	if (n < 0) {
+		free(buf);
+		fuse_reply_err(req, (int)-n);
+	} else {
+		inbox_window_set(&h->win, buf, (size_t)n, off);
+		fuse_reply_buf(req, h->win.buf, (size_t)n);
+	}
+	pthread_mutex_unlock(&h->lock);
+}
+
 /* a message is rd's now: the parked read takes it and replies */
 static void on_ready(struct inbox_waiter *w, bool closing)
 {
@@ -230,13 +252,16 @@ static void on_ready(struct inbox_waiter *w, bool closing)
 		(struct inbox_handle *)((char *)w - offsetof(struct inbox_handle, w));
 	fuse_req_t req;
 	size_t size;
+	off_t off;
 	char *buf;
 	ssize_t n;
 
 	pthread_mutex_lock(&h->lock);
 	req = h->req;
 	size = h->size;
-	h->req = NULL;
+	off = h->off;
+	if (closing)
+		h->req = NULL;
 	pthread_mutex_unlock(&h->lock);
 	if (!req)
 		return;
@@ -245,16 +270,8 @@ static void on_ready(struct inbox_waiter *w, bool closing)
 		return;
 	}
 	buf = malloc(size ? size : 1);
-	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	n = inbox_queue_read(inbox_queue(h->t->inbox), &h->rd, buf, size, NULL);
-	if (n < 0)
-		fuse_reply_err(req, (int)-n);
-	else
-		fuse_reply_buf(req, buf, (size_t)n);
-	free(buf);
+	n = buf ? inbox_queue_read(inbox_queue(h->t->inbox), &h->rd, buf, size, NULL) : -ENOMEM;
+	reply_taken(h, req, buf, n, off);
 }
 
 /* SIGINT on a blocked read: unpark it and end it with EINTR */
@@ -301,8 +318,13 @@ void inboxfile_open(fuse_req_t req, struct tree *t, fuse_ino_t ino, struct fuse_
 		}
 	}
 	fi->fh = (uint64_t)(uintptr_t)h;
+	/*
+	 * Seekable, so that bash's read and GNU head read a buffer at a time
+	 * (a read ends at a line's end: nothing over-read to give back) rather
+	 * than a byte per read(2) as on a pipe; an lseek back into the last
+	 * read's bytes gives them back (inbox_window)
+	 */
 	fi->direct_io = 1;
-	fi->nonseekable = ino == tree_inbox_ino(t);
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		free(h->text);
 		free(h);
@@ -314,8 +336,10 @@ void inboxfile_read(fuse_req_t req, struct tree *t, fuse_ino_t ino, size_t size,
 {
 	struct inbox_handle *h = handle_of(fi);
 	bool nonblock = (fi->flags & O_NONBLOCK) != 0;
+	const char *again;
 	char *buf;
 	ssize_t n;
+	size_t len;
 
 	if (ino == tree_inbox_status_ino(t)) {
 		size_t o = (size_t)off < h->text_len ? (size_t)off : h->text_len;
@@ -331,8 +355,16 @@ void inboxfile_read(fuse_req_t req, struct tree *t, fuse_ino_t ino, size_t size,
 		fuse_reply_err(req, EBUSY);
 		return;
 	}
+	len = inbox_window_find(&h->win, off, size, &again);
+	if (len > 0) {
+		/* given back: the reader lseeked into what its last read returned */
+		fuse_reply_buf(req, again, len);
+		pthread_mutex_unlock(&h->lock);
+		return;
+	}
 	h->req = req;
 	h->size = size;
+	h->off = off;
 	h->interrupted = false;
 	pthread_mutex_unlock(&h->lock);
 	/*
@@ -362,14 +394,7 @@ void inboxfile_read(fuse_req_t req, struct tree *t, fuse_ino_t ino, size_t size,
 			fuse_reply_err(req, EINTR);
 		return;
 	}
-	pthread_mutex_lock(&h->lock);
-	h->req = NULL;
-	pthread_mutex_unlock(&h->lock);
-	if (n < 0)
-		fuse_reply_err(req, (int)-n);
-	else
-		fuse_reply_buf(req, buf, (size_t)n);
-	free(buf);
+	reply_taken(h, req, buf, n, off);
 }
 
 void inboxfile_release(fuse_req_t req, struct tree *t, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -378,6 +403,7 @@ void inboxfile_release(fuse_req_t req, struct tree *t, fuse_ino_t ino, struct fu
 
 	if (ino == tree_inbox_ino(t))
 		inbox_queue_close_reader(inbox_queue(t->inbox), &h->rd);
+	inbox_window_clear(&h->win);
 	pthread_mutex_destroy(&h->lock);
 	free(h->text);
 	free(h);

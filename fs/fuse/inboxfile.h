@@ -38,9 +38,11 @@ void inboxfile_setattr(fuse_req_t req);
 void inboxfile_open(fuse_req_t req, struct tree *t, fuse_ino_t ino, struct fuse_file_info *fi);
 
 /*
- * inboxfile_read -- inbox: the next bytes of the reader's message, waiting
- * for one unless O_NONBLOCK (EAGAIN), ended by an interrupt (EINTR);
- * one read at a time per open file (EBUSY). inbox.status: the snapshot.
+ * inboxfile_read -- inbox: the next bytes of the reader's message, up to a
+ * line's end, waiting for one unless O_NONBLOCK (EAGAIN), ended by an
+ * interrupt (EINTR); one read at a time per open file (EBUSY). The inbox
+ * is seekable: a read at an offset inside the open file's last read gives
+ * those bytes again (inbox_window). inbox.status: the snapshot.
  */
 void inboxfile_read(fuse_req_t req, struct tree *t, fuse_ino_t ino, size_t size, off_t off,
 	struct fuse_file_info *fi);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "inbox_queue.h"
 
@@ -156,6 +157,18 @@ static uint32_t finish(struct inbox_queue *q, struct inbox_reader *rd)
 	return rd->slot;
 }
 
+/* raw: cap shortened to end after the record's next '\n' (a lines record is one line) */
+static size_t line_cap(const struct inbox_queue *q, const struct rpmafs_record *r, size_t cap)
+{
+	size_t left = rpmafs_record_left(r);
+	const uint8_t *from = r->msg + r->pos, *nl;
+
+	if (q->format != RPMAFS_RECORD_RAW || left == 0)
+		return cap;
+	nl = memchr(from, '\n', cap < left ? cap : left);
+	return nl ? (size_t)(nl - from) + 1 : cap;
+}
+
 ssize_t inbox_queue_read(struct inbox_queue *q, struct inbox_reader *rd, void *buf, size_t cap,
 	struct inbox_waiter *w)
 {
@@ -182,7 +195,7 @@ ssize_t inbox_queue_read(struct inbox_queue *q, struct inbox_reader *rd, void *b
 			q->head = (q->head + 1) % q->nslots;
 			q->count--;
 		}
-		n = rpmafs_record_take(&rd->rec, buf, cap);
+		n = rpmafs_record_take(&rd->rec, buf, line_cap(q, &rd->rec, cap));
 		if (rpmafs_record_left(&rd->rec) > 0 || cap == 0) {
 			ret = (ssize_t)n;
 			break;
@@ -277,4 +290,31 @@ void inbox_queue_counts(struct inbox_queue *q, struct inbox_counts *c)
 	pthread_mutex_lock(&q->lock);
 	*c = q->counts;
 	pthread_mutex_unlock(&q->lock);
+}
+
+size_t inbox_window_find(const struct inbox_window *win, off_t off, size_t cap, const char **at)
+{
+	size_t from, n;
+
+	if (!win->buf || off < win->off || (uint64_t)(off - win->off) >= win->len)
+		return 0;
+	from = (size_t)(off - win->off);
+	n = win->len - from;
+	*at = win->buf + from;
+	return n < cap ? n : cap;
+}
+
+void inbox_window_set(struct inbox_window *win, char *buf, size_t n, off_t off)
+{
+	free(win->buf);
+	win->buf = n ? buf : NULL;
+	win->len = n;
+	win->off = off;
+	if (!n)
+		free(buf);
+}
+
+void inbox_window_clear(struct inbox_window *win)
+{
+	inbox_window_set(win, NULL, 0, 0);
 }

@@ -6,7 +6,10 @@
  * arrival order, as the slot (receive buffer) it landed in; readers take
  * them. A reader that starts a message owns it until its last byte is read:
  * one read returns (the rest of) one record and never bytes of two, so
- * `head -n 1` takes exactly one message. Each message goes to exactly one
+ * `head -n 1` takes exactly one message; and never more than one line of
+ * it (raw: a read ends after a '\n'; a lines record is one line), so that
+ * a reader that reads a line (bash's read, head -n, fgets) never takes
+ * more than that line from the queue. Each message goes to exactly one
  * reader. Only when the last byte is read is the slot handed back
  * (inbox_release_fn): the receive side re-posts it there, and that is where
  * receiver-confirmed delivery acknowledges the message (inbox_ack.h). A
@@ -115,5 +118,33 @@ void inbox_queue_close_reader(struct inbox_queue *q, struct inbox_reader *rd);
 
 /* inbox_queue_counts -- a snapshot of the counters */
 void inbox_queue_counts(struct inbox_queue *q, struct inbox_counts *c);
+
+/*
+ * One open file's give-back: the bytes its last read returned, at file
+ * offsets [off, off + len). A reader that read past what it wanted and
+ * lseeks back into them (bash's read and GNU head do, to just after the
+ * newline, on a seekable file) is given them again by its next read at
+ * that offset; a read at any other offset takes new bytes from the queue
+ * (what the window held was consumed). The kernel keeps the offset (an
+ * lseek does not reach the daemon): the daemon sees it with each read.
+ * Not locked: the caller's.
+ */
+struct inbox_window {
+	char *buf; /* malloc'd, the window's; NULL when empty */
+	off_t off;
+	size_t len;
+};
+
+/*
+ * inbox_window_find -- the window's bytes from file offset off, at most cap:
+ * their count (*at points to them), or 0 when off is not inside the window
+ */
+size_t inbox_window_find(const struct inbox_window *win, off_t off, size_t cap, const char **at);
+
+/* inbox_window_set -- the n bytes at buf (malloc'd, now the window's) were read at off */
+void inbox_window_set(struct inbox_window *win, char *buf, size_t n, off_t off);
+
+/* inbox_window_clear -- empty the window, freeing its buffer */
+void inbox_window_clear(struct inbox_window *win);
 
 #endif /* RPMAFS_INBOX_QUEUE_H */

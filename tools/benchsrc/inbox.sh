@@ -12,15 +12,19 @@
 #    Keys: inbox.rate.recv_msg_s, inbox.rate.inbox_msg_s, inbox_rate_over_recv.
 # 2. ping-pong: A's shell loop `echo p > pp; read -r r < inbox`, B's
 #    `while read -r m; do echo "$m" > a; done < inbox` (close = wait: each
-#    echo returns once the other side read it). Keys: inbox.pingpong.rtt_us,
-#    and inbox_pingpong_over_send_lat against 2 x ib_send_lat's typical
-#    64 B latency measured earlier in the same run (perftest.lat.64.typical_us).
+#    echo returns once the other side read it), in paired rounds (1 quick,
+#    3 full): each round ib_send_lat -R -e 64 B on the same link, then PP
+#    round trips. Keys per round inbox.pingpong.R.lat_us (t_typical, half a
+#    round trip) and inbox.pingpong.R.rtt_us; inbox.pingpong.rtt_us and
+#    inbox.pingpong.lat_us, the rounds' medians; inbox_pingpong_over_send_lat,
+#    the median of the rounds' rtt / (2 x lat).
 # Every step under `timeout`; a figure that cannot be had is a note.
 set -u
 mode=$1 fig=$2 logs=$3
 mkdir -p "$logs"
 work=$(mktemp -d /tmp/rpmafs-inbox-bench.XXXXXX)
-if [ "$mode" = quick ]; then N=2000 PP=50; else N=20000 PP=500; fi
+if [ "$mode" = quick ]; then N=2000 PP=50 PPR=1; else N=20000 PP=500 PPR=3; fi
+PPR=${INBOX_PP_ROUNDS:-$PPR} # the ping-pong rounds, for a run of this script alone
 pa=$((7800 + RANDOM % 100)) pb=$((7900 + RANDOM % 100)) pr=$((8000 + RANDOM % 100))
 
 put() { printf '%s %s\n' "$1" "$2" >>"$fig"; }
@@ -36,6 +40,19 @@ wait_for() {
 		nap 0.1
 	done
 	return 1
+}
+# send_lat: ib_send_lat -R -e -s 64 (as inside.sh's perftest), its t_typical in µs, or nothing
+send_lat() {
+	local port=$((18500 + RANDOM % 2000)) log=$logs/inbox-send-lat srv i
+	stdbuf -oL timeout -k 5 150 ib_send_lat -R -e -s 64 -n 300 -p "$port" >"$log.server" 2>&1 &
+	srv=$!
+	wait_for "$log.server" "Waiting for client to connect" || { kill -TERM $srv 2>/dev/null; return; }
+	nap 0.3
+	timeout -k 5 120 ib_send_lat -R -e -s 64 -n 300 -p "$port" "$LAB_B" >"$log.client" 2>&1
+	for ((i = 0; i < 50; i++)); do kill -0 "$srv" 2>/dev/null || break; nap 0.1; done
+	kill -TERM $srv 2>/dev/null
+	wait $srv 2>/dev/null
+	awk '$1 == 64 && NF >= 5 { print $5 }' "$log.client"
 }
 pids=()
 cleanup() {
@@ -105,19 +122,32 @@ else
 	note inbox "the inbox did not read $N messages: $(grep -E '^(received|read|waiting):' "$work/b/inbox.status" | tr '\n' ' ')"
 fi
 
-# 2. ping-pong between the two mounts through their inboxes
+# 2. ping-pong between the two mounts through their inboxes, in paired rounds
 (cd "$work/b" && while read -r m; do echo "$m" >a; done <inbox) &
 answer=$!
 pids+=($answer)
-t0=$(now)
-if (cd "$work/a" && timeout 300 bash -c "for ((i = 0; i < $PP; i++)); do echo p\$i > pp; read -r r < inbox; [ \"\$r\" = p\$i ] || exit 1; done"); then
-	t1=$(now)
-	rtt=$(awk -v n="$PP" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / n * 1e6 }')
-	put inbox.pingpong.rtt_us "$rtt"
-	lat=$(sed -n 's/^perftest\.lat\.64\.typical_us //p' "$fig" | tail -1)
-	[ -n "$lat" ] && put inbox_pingpong_over_send_lat "$(awk -v r="$rtt" -v l="$lat" 'BEGIN { printf "%.1f", r / (2 * l) }')"
-else
-	note inbox "the ping-pong failed or took over 300 s"
-fi
+rtts=() lats=() ratios=()
+for ((r = 1; r <= PPR; r++)); do
+	lat=$(send_lat)
+	[ -n "$lat" ] && put "inbox.pingpong.$r.lat_us" "$lat" || note inbox "round $r: ib_send_lat failed"
+	t0=$(now)
+	if (cd "$work/a" && timeout 300 bash -c "for ((i = 0; i < $PP; i++)); do echo p\$i > pp; read -r r < inbox; [ \"\$r\" = p\$i ] || exit 1; done"); then
+		t1=$(now)
+		rtt=$(awk -v n="$PP" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / n * 1e6 }')
+		put "inbox.pingpong.$r.rtt_us" "$rtt"
+		rtts+=("$rtt")
+		if [ -n "$lat" ]; then
+			lats+=("$lat")
+			ratios+=("$(awk -v r="$rtt" -v l="$lat" 'BEGIN { printf "%.2f", r / (2 * l) }')")
+		fi
+	else
+		note inbox "round $r: the ping-pong failed or took over 300 s"
+		break
+	fi
+done
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+[ ${#rtts[@]} -gt 0 ] && put inbox.pingpong.rtt_us "$(median "${rtts[@]}")"
+[ ${#lats[@]} -gt 0 ] && put inbox.pingpong.lat_us "$(median "${lats[@]}")"
+[ ${#ratios[@]} -gt 0 ] && put inbox_pingpong_over_send_lat "$(median "${ratios[@]}")"
 kill -TERM "$answer" 2>/dev/null
 exit 0

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-/* test_inbox_queue.c -- arrival order, one record per read, competing readers, waiters */
+/*
+ * test_inbox_queue.c -- arrival order, one record per read, competing readers,
+ * waiters, reads that end at a line's end, the give-back window
+ */
 
 #include <errno.h>
 #include <pthread.h>
@@ -7,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -293,6 +297,222 @@ static void test_withdraw(void **state)
 	assert_int_equal(fx->nreleased, 4);
 }
 
+/* raw: a read ends after a '\n', so a line reader takes one line, never two */
+static void test_raw_reads_end_at_newline(void **state)
+{
+	struct fx *fx = fx_new(RPMAFS_RECORD_RAW);
+	struct inbox_reader rd = {0};
+
+	(void)state;
+	push(fx, 0, "a\nbb\nccc");
+	push(fx, 1, "\n\nd\n");
+	read_is(fx, &rd, 64, "a\n");
+	read_is(fx, &rd, 2, "bb");
+	read_is(fx, &rd, 64, "\n");
+	assert_int_equal(fx->nreleased, 0); /* part read: the message is still rd's */
+	read_is(fx, &rd, 64, "ccc");	    /* the record's end, no newline: still one read */
+	assert_int_equal(fx->nreleased, 1);
+	read_is(fx, &rd, 64, "\n");
+	read_is(fx, &rd, 64, "\n");
+	read_is(fx, &rd, 64, "d\n");
+	assert_int_equal(fx->nreleased, 2);
+	inbox_queue_delete(&fx->q);
+}
+
+/* the window: a read at an offset inside the last read's bytes gets them again */
+static void test_window_find(void **state)
+{
+	struct inbox_window win = {0};
+	const char *at = NULL;
+	char *b = malloc(7);
+
+	(void)state;
+	assert_int_equal(inbox_window_find(&win, 0, 64, &at), 0); /* empty */
+	memcpy(b, "bb\nccc\n", 7);
+	inbox_window_set(&win, b, 7, 2); /* offsets 2 .. 8 */
+	assert_int_equal(inbox_window_find(&win, 1, 64, &at), 0);
+	assert_int_equal(inbox_window_find(&win, 9, 64, &at), 0);
+	assert_int_equal(inbox_window_find(&win, 2, 64, &at), 7);
+	assert_memory_equal(at, "bb\nccc\n", 7);
+	assert_int_equal(inbox_window_find(&win, 5, 64, &at), 4);
+	assert_memory_equal(at, "ccc\n", 4);
+	assert_int_equal(inbox_window_find(&win, 5, 2, &at), 2);
+	assert_int_equal(inbox_window_find(&win, 8, 64, &at), 1);
+	assert_memory_equal(at, "\n", 1);
+	inbox_window_set(&win, malloc(1), 0, 9); /* a 0-byte read empties it */
+	assert_null(win.buf);
+	assert_int_equal(inbox_window_find(&win, 9, 64, &at), 0);
+	inbox_window_clear(&win);
+}
+
+/* one open file as inboxfile_read serves it: the window first, then the queue */
+struct file {
+	struct inbox_reader rd;
+	struct inbox_window win;
+	off_t pos; /* the kernel's file offset */
+	unsigned reads;
+};
+
+static ssize_t file_read(struct fx *fx, struct file *f, char *out, size_t cap)
+{
+	const char *at;
+	size_t n = inbox_window_find(&f->win, f->pos, cap, &at);
+	char *buf;
+	ssize_t r;
+
+	f->reads++;
+	if (n == 0) {
+		buf = malloc(cap);
+		r = inbox_queue_read(fx->q, &f->rd, buf, cap, NULL);
+		if (r < 0) {
+			free(buf);
+			return r;
+		}
+		inbox_window_set(&f->win, buf, (size_t)r, f->pos);
+		n = (size_t)r;
+		at = f->win.buf;
+	}
+	memcpy(out, at, n);
+	f->pos += (off_t)n;
+	return (ssize_t)n;
+}
+
+static void file_close(struct fx *fx, struct file *f)
+{
+	inbox_queue_close_reader(fx->q, &f->rd);
+	inbox_window_clear(&f->win);
+	memset(f, 0, sizeof(*f));
+}
+
+/*
+ * bash 5.2's read -r on a seekable file (strace): lseek(fd, 0, SEEK_CUR),
+ * read(fd, buf, 4096), then lseek(fd, -(bytes past the newline), SEEK_CUR)
+ * when there are any. Returns the line (without its newline) in line.
+ */
+static void bash_read(struct fx *fx, struct file *f, char *line, size_t max)
+{
+	char buf[4096];
+	size_t used = 0;
+
+	for (;;) {
+		ssize_t n = file_read(fx, f, buf, sizeof(buf));
+		char *nl;
+
+		assert_true(n > 0);
+		nl = memchr(buf, '\n', (size_t)n);
+		if (nl) {
+			size_t k = (size_t)(nl - buf);
+
+			assert_true(used + k < max);
+			memcpy(line + used, buf, k);
+			line[used + k] = '\0';
+			f->pos -= n - (ssize_t)(k + 1); /* gives back what followed */
+			return;
+		}
+		assert_true(used + (size_t)n < max);
+		memcpy(line + used, buf, (size_t)n);
+		used += (size_t)n;
+	}
+}
+
+/* while read -r l: one read(2) per line, every line, in order */
+static void test_shell_loop_one_read_per_line(void **state)
+{
+	struct fx *fx = fx_new(RPMAFS_RECORD_LINES);
+	struct file f = {0};
+	char line[64];
+
+	(void)state;
+	push(fx, 0, "m1");
+	push(fx, 1, "m2\n");
+	push(fx, 2, "l1\\x\ny");
+	bash_read(fx, &f, line, sizeof(line));
+	assert_string_equal(line, "m1");
+	bash_read(fx, &f, line, sizeof(line));
+	assert_string_equal(line, "m2");
+	bash_read(fx, &f, line, sizeof(line));
+	assert_string_equal(line, "l1\\\\x\\ny"); /* lines: one message, one line */
+	assert_int_equal(f.reads, 3);
+	assert_int_equal(fx->nreleased, 3);
+	file_close(fx, &f);
+	inbox_queue_delete(&fx->q);
+
+	/* raw: a line per read, within a message and across two */
+	fx = fx_new(RPMAFS_RECORD_RAW);
+	push(fx, 0, "r1\nr2\nr");
+	push(fx, 1, "3\n");
+	bash_read(fx, &f, line, sizeof(line));
+	assert_string_equal(line, "r1");
+	bash_read(fx, &f, line, sizeof(line));
+	assert_string_equal(line, "r2");
+	bash_read(fx, &f, line, sizeof(line));
+	assert_string_equal(line, "r3");
+	assert_int_equal(f.reads, 4);
+	assert_int_equal(fx->nreleased, 2);
+	file_close(fx, &f);
+	inbox_queue_delete(&fx->q);
+}
+
+/* read -r l < inbox twice: each a new open file, each gets the next message */
+static void test_read_twice_nothing_lost(void **state)
+{
+	struct fx *fx = fx_new(RPMAFS_RECORD_LINES);
+	struct file f = {0};
+	char line[64];
+
+	(void)state;
+	push(fx, 0, "one");
+	push(fx, 1, "two");
+	push(fx, 2, "three");
+	bash_read(fx, &f, line, sizeof(line));
+	assert_string_equal(line, "one");
+	file_close(fx, &f);
+	bash_read(fx, &f, line, sizeof(line));
+	assert_string_equal(line, "two");
+	file_close(fx, &f);
+	bash_read(fx, &f, line, sizeof(line));
+	assert_string_equal(line, "three");
+	assert_int_equal(f.reads, 1);
+	file_close(fx, &f);
+	assert_int_equal(fx->nreleased, 3);
+	inbox_queue_delete(&fx->q);
+}
+
+/*
+ * A reader that reads more than it wants (a len record has no line bound)
+ * and lseeks back: its next read gives those bytes again, then goes on to
+ * the next message; lseek back by the whole read, or a pread at the read's
+ * offset, too
+ */
+static void test_give_back(void **state)
+{
+	struct fx *fx = fx_new(RPMAFS_RECORD_LEN);
+	struct file f = {0};
+	char out[64];
+
+	(void)state;
+	push(fx, 0, "a\nbcd");
+	push(fx, 1, "e");
+	assert_int_equal(file_read(fx, &f, out, sizeof(out)), 9);
+	assert_memory_equal(out, "\5\0\0\0a\nbcd", 9);
+	assert_int_equal(fx->nreleased, 1); /* read whole: released, acknowledged */
+	f.pos -= 3;			    /* gives "bcd" back */
+	assert_int_equal(file_read(fx, &f, out, 2), 2);
+	assert_memory_equal(out, "bc", 2);
+	assert_int_equal(file_read(fx, &f, out, sizeof(out)), 1);
+	assert_memory_equal(out, "d", 1);
+	f.pos -= 9; /* back to the start of the last read */
+	assert_int_equal(file_read(fx, &f, out, sizeof(out)), 9);
+	assert_memory_equal(out, "\5\0\0\0a\nbcd", 9);
+	/* at the window's end: the next message */
+	assert_int_equal(file_read(fx, &f, out, sizeof(out)), 5);
+	assert_memory_equal(out, "\1\0\0\0e", 5);
+	f.pos += 100; /* past the window: nothing there, nothing waiting */
+	assert_int_equal(file_read(fx, &f, out, sizeof(out)), -EAGAIN);
+	file_close(fx, &f);
+	inbox_queue_delete(&fx->q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -306,6 +526,11 @@ int main(void)
 		cmocka_unit_test(test_raw_zero_bytes),
 		cmocka_unit_test(test_len_format),
 		cmocka_unit_test(test_withdraw),
+		cmocka_unit_test(test_raw_reads_end_at_newline),
+		cmocka_unit_test(test_window_find),
+		cmocka_unit_test(test_shell_loop_one_read_per_line),
+		cmocka_unit_test(test_read_twice_nothing_lost),
+		cmocka_unit_test(test_give_back),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

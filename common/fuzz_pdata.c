@@ -9,14 +9,20 @@
  * and besides what ASan and UBSan catch the target aborts when the
  * parser breaks a promise of pdata.h:
  *  - an accepted header has max_message 1 .. RPMAFS_PDATA_MAX_MESSAGE and
- *    credits 0 .. RPMAFS_PDATA_MAX_CREDITS, and it is the magic, version,
- *    length, the two fields, then nothing but zeros;
+ *    credits 0 .. RPMAFS_PDATA_MAX_CREDITS, and it is the magic, version
+ *    1 with length 16 or version 2 with length 24, the fields, then
+ *    nothing but zeros;
+ *  - a session comes only from version 2: non-zero exactly when F_SESSION
+ *    is set, and the 8 bytes at offset 16; version 1 gives session 0 and
+ *    never F_SESSION;
  *  - the result does not depend on bytes the caller did not pass
  *    (the same bytes with junk after them, parsed with the same length,
  *    give the same answer);
  *  - every refusal says why, and *pd is left alone unless the answer is OK;
- *  - encode(parse(x)) gives back x's first 16 bytes when x was accepted,
- *    and whatever encode() writes, parse() accepts with the same fields.
+ *  - encode(parse(x)) gives back x's header when x was accepted (a
+ *    version 2 header without a session comes back as version 1), and
+ *    whatever encode() writes, parse() accepts with the same fields;
+ *    encode writes 24 bytes exactly when it has a session, else 16.
  *
  *	CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false
  *	ninja -C build-fuzz common/fuzz_pdata
@@ -45,6 +51,11 @@ static uint32_t le32(const uint8_t *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+static uint64_t le64(const uint8_t *p)
+{
+	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
 static int zeros(const uint8_t *p, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
@@ -57,43 +68,74 @@ static int zeros(const uint8_t *p, size_t len)
 static int same_pd(const struct rpmafs_pdata *a, const struct rpmafs_pdata *b)
 {
 	return a->max_message == b->max_message && a->credits == b->credits &&
-		a->flags == b->flags;
+		a->flags == b->flags && a->session == b->session;
 }
 
 static void check_ok(const uint8_t *p, size_t len, const struct rpmafs_pdata *pd)
 {
-	uint8_t again[RPMAFS_PDATA_LEN];
+	uint8_t again[RPMAFS_PDATA_MAX_LEN];
+	size_t hlen, elen;
+	unsigned wire_flags;
 
 	CHECK(len >= RPMAFS_PDATA_LEN);
 	CHECK(memcmp(p, RPMAFS_PDATA_MAGIC, 4) == 0);
-	CHECK(p[4] == RPMAFS_PDATA_VERSION && p[5] == RPMAFS_PDATA_LEN);
-	CHECK(zeros(p + RPMAFS_PDATA_LEN, len - RPMAFS_PDATA_LEN));
+	CHECK((p[4] == RPMAFS_PDATA_VERSION && p[5] == RPMAFS_PDATA_LEN) ||
+		(p[4] == RPMAFS_PDATA_VERSION_2 && p[5] == RPMAFS_PDATA_LEN_2));
+	hlen = p[5];
+	CHECK(len >= hlen);
+	CHECK(zeros(p + hlen, len - hlen));
 	CHECK(pd->max_message >= 1 && pd->max_message <= RPMAFS_PDATA_MAX_MESSAGE);
 	CHECK(pd->credits <= RPMAFS_PDATA_MAX_CREDITS);
 	CHECK(pd->max_message == le32(p + 8) && pd->credits == le32(p + 12));
 
+	wire_flags = (unsigned)(p[6] | p[7] << 8);
 	CHECK((pd->flags & ~RPMAFS_PDATA_KNOWN_FLAGS) == 0);
-	CHECK(pd->flags == ((p[6] | p[7] << 8) & RPMAFS_PDATA_KNOWN_FLAGS));
+	if (hlen == RPMAFS_PDATA_LEN) {
+		/* version 1: no session, the session bit ignored */
+		CHECK(pd->session == 0);
+		CHECK(pd->flags ==
+			(wire_flags & RPMAFS_PDATA_KNOWN_FLAGS & ~RPMAFS_PDATA_F_SESSION));
+	} else {
+		CHECK(pd->session == le64(p + 16));
+		CHECK(!!(wire_flags & RPMAFS_PDATA_F_SESSION) == (pd->session != 0));
+		CHECK(pd->flags == (wire_flags & RPMAFS_PDATA_KNOWN_FLAGS));
+	}
 
 	/* encode gives the same header back, unknown flags aside (ignored) */
-	rpmafs_pdata_encode(pd, again);
-	CHECK(memcmp(again, p, 6) == 0 && memcmp(again + 8, p + 8, 8) == 0);
+	elen = rpmafs_pdata_encode(pd, again);
+	CHECK(elen == (pd->session ? RPMAFS_PDATA_LEN_2 : RPMAFS_PDATA_LEN));
+	CHECK(memcmp(again, p, 4) == 0 && memcmp(again + 8, p + 8, 8) == 0);
 	CHECK((again[6] | again[7] << 8) == pd->flags);
+	if (pd->session)
+		CHECK(memcmp(again + 4, p + 4, 2) == 0 && memcmp(again + 16, p + 16, 8) == 0);
+	else
+		CHECK(again[4] == RPMAFS_PDATA_VERSION && again[5] == RPMAFS_PDATA_LEN);
 }
 
 /* whatever encode() writes, from any field values, parses back as OK */
 static void check_encode(const uint8_t *data, size_t size)
 {
-	struct rpmafs_pdata in, out = {0};
-	uint8_t hdr[RPMAFS_PDATA_LEN];
+	struct rpmafs_pdata in = {0}, out = {0};
+	uint8_t hdr[RPMAFS_PDATA_MAX_LEN + 8];
 	const char *why = NULL;
+	size_t len;
 
 	if (size < 8)
 		return;
 	in.max_message = le32(data);
 	in.credits = le32(data + 4);
-	rpmafs_pdata_encode(&in, hdr);
-	CHECK(rpmafs_pdata_parse(hdr, sizeof(hdr), &out, &why) == RPMAFS_PDATA_OK);
+	if (size >= 10)
+		in.flags = (uint16_t)(data[8] | data[9] << 8);
+	if (size >= 18)
+		in.session = le64(data + 10);
+	memset(hdr, 0xa5, sizeof(hdr));
+	len = rpmafs_pdata_encode(&in, hdr);
+	CHECK(len == (in.session ? RPMAFS_PDATA_LEN_2 : RPMAFS_PDATA_LEN));
+	CHECK(hdr[len] == 0xa5); /* nothing written past what it says */
+	CHECK(rpmafs_pdata_parse(hdr, len, &out, &why) == RPMAFS_PDATA_OK);
+	CHECK(out.session == in.session);
+	CHECK(out.flags == ((in.flags & RPMAFS_PDATA_KNOWN_FLAGS & ~RPMAFS_PDATA_F_SESSION) |
+				   (in.session ? RPMAFS_PDATA_F_SESSION : 0)));
 	CHECK(why && strcmp(why, "ok") == 0);
 	if (in.max_message >= 1 && in.max_message <= RPMAFS_PDATA_MAX_MESSAGE)
 		CHECK(out.max_message == in.max_message);
@@ -108,7 +150,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t padded[PDATA_MAX + 64];
-	const struct rpmafs_pdata sentinel = {0xdeadbeef, 0xfeedf00d, 0xbeef};
+	const struct rpmafs_pdata sentinel = {0xdeadbeef, 0xfeedf00d, 0xbeef, 0xfeedfacecafebeef};
 	struct rpmafs_pdata pd = sentinel, pd2 = sentinel;
 	enum rpmafs_pdata_kind kind, kind2;
 	const char *why = NULL, *why2 = NULL;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * le.h -- little-endian integers in byte buffers, for the wire formats
- * (pdata.h, ack.h): byte by byte, so any alignment and any host order
+ * (pdata.h, ack.h, sessions.h): byte by byte, so any alignment and any host order
  */
 #ifndef RPMAFS_LE_H
 #define RPMAFS_LE_H
@@ -32,6 +32,19 @@ static inline void put_le32(uint8_t *p, uint32_t v)
 static inline uint32_t get_le32(const uint8_t *p)
 {
 	return (uint32_t)get_le16(p) | (uint32_t)get_le16(p + 2) << 16;
+}
+
+/* put_le64 -- v at p[0..7], low byte first */
+static inline void put_le64(uint8_t *p, uint64_t v)
+{
+	put_le32(p, (uint32_t)v);
+	put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* get_le64 -- the 64-bit number at p[0..7], low byte first */
+static inline uint64_t get_le64(const uint8_t *p)
+{
+	return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
 }
 
 #endif /* RPMAFS_LE_H */

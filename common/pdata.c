@@ -6,10 +6,12 @@
 #include "le.h"
 #include "pdata.h"
 
-void rpmafs_pdata_encode(const struct rpmafs_pdata *pd, uint8_t buf[RPMAFS_PDATA_LEN])
+size_t rpmafs_pdata_encode(const struct rpmafs_pdata *pd, uint8_t buf[RPMAFS_PDATA_MAX_LEN])
 {
 	uint32_t max = pd->max_message;
 	uint32_t credits = pd->credits;
+	uint16_t flags = (uint16_t)(pd->flags & RPMAFS_PDATA_KNOWN_FLAGS & ~RPMAFS_PDATA_F_SESSION);
+	size_t len = pd->session ? RPMAFS_PDATA_LEN_2 : RPMAFS_PDATA_LEN;
 
 	if (max == 0)
 		max = 1;
@@ -17,13 +19,18 @@ void rpmafs_pdata_encode(const struct rpmafs_pdata *pd, uint8_t buf[RPMAFS_PDATA
 		max = RPMAFS_PDATA_MAX_MESSAGE;
 	if (credits > RPMAFS_PDATA_MAX_CREDITS)
 		credits = RPMAFS_PDATA_MAX_CREDITS;
+	if (pd->session)
+		flags |= RPMAFS_PDATA_F_SESSION;
 
 	memcpy(buf, RPMAFS_PDATA_MAGIC, 4);
-	buf[4] = RPMAFS_PDATA_VERSION;
-	buf[5] = RPMAFS_PDATA_LEN;
-	put_le16(buf + 6, (uint16_t)(pd->flags & RPMAFS_PDATA_KNOWN_FLAGS));
+	buf[4] = pd->session ? RPMAFS_PDATA_VERSION_2 : RPMAFS_PDATA_VERSION;
+	buf[5] = (uint8_t)len;
+	put_le16(buf + 6, flags);
 	put_le32(buf + 8, max);
 	put_le32(buf + 12, credits);
+	if (pd->session)
+		put_le64(buf + 16, pd->session);
+	return len;
 }
 
 static int all_zero(const uint8_t *p, size_t len)
@@ -40,6 +47,9 @@ enum rpmafs_pdata_kind rpmafs_pdata_parse(const void *buf, size_t len, struct rp
 	const uint8_t *p = buf;
 	const char *dummy;
 	uint32_t max, credits;
+	uint64_t session = 0;
+	uint16_t flags;
+	size_t hlen;
 
 	if (!why)
 		why = &dummy;
@@ -56,18 +66,27 @@ enum rpmafs_pdata_kind rpmafs_pdata_parse(const void *buf, size_t len, struct rp
 		*why = "rpmafs header truncated";
 		return RPMAFS_PDATA_MALFORMED;
 	}
-	if (p[4] != RPMAFS_PDATA_VERSION) {
+	if (p[4] == RPMAFS_PDATA_VERSION) {
+		hlen = RPMAFS_PDATA_LEN;
+	} else if (p[4] == RPMAFS_PDATA_VERSION_2) {
+		hlen = RPMAFS_PDATA_LEN_2;
+	} else {
 		*why = "unsupported rpmafs header version";
 		return RPMAFS_PDATA_MALFORMED;
 	}
-	if (p[5] != RPMAFS_PDATA_LEN) {
+	if (p[5] != hlen) {
 		*why = "rpmafs header length is wrong";
 		return RPMAFS_PDATA_MALFORMED;
 	}
-	if (!all_zero(p + RPMAFS_PDATA_LEN, len - RPMAFS_PDATA_LEN)) {
+	if (len < hlen) {
+		*why = "rpmafs header truncated";
+		return RPMAFS_PDATA_MALFORMED;
+	}
+	if (!all_zero(p + hlen, len - hlen)) {
 		*why = "oversized private data: bytes past the rpmafs header";
 		return RPMAFS_PDATA_MALFORMED;
 	}
+	flags = get_le16(p + 6);
 	max = get_le32(p + 8);
 	credits = get_le32(p + 12);
 	if (max == 0 || max > RPMAFS_PDATA_MAX_MESSAGE) {
@@ -78,11 +97,26 @@ enum rpmafs_pdata_kind rpmafs_pdata_parse(const void *buf, size_t len, struct rp
 		*why = "credits out of range";
 		return RPMAFS_PDATA_MALFORMED;
 	}
+	if (hlen == RPMAFS_PDATA_LEN_2) {
+		session = get_le64(p + 16);
+		if ((flags & RPMAFS_PDATA_F_SESSION) && session == 0) {
+			*why = "session flag with session 0";
+			return RPMAFS_PDATA_MALFORMED;
+		}
+		if (!(flags & RPMAFS_PDATA_F_SESSION) && session != 0) {
+			*why = "session without the session flag";
+			return RPMAFS_PDATA_MALFORMED;
+		}
+	} else {
+		/* version 1 carries no session: the bit is ignored as version 1 promised */
+		flags &= (uint16_t)~RPMAFS_PDATA_F_SESSION;
+	}
 	if (pd) {
 		pd->max_message = max;
 		pd->credits = credits;
 		/* unknown bits are a newer peer's: ignored, as version 1 promised */
-		pd->flags = (uint16_t)(get_le16(p + 6) & RPMAFS_PDATA_KNOWN_FLAGS);
+		pd->flags = (uint16_t)(flags & RPMAFS_PDATA_KNOWN_FLAGS);
+		pd->session = session;
 	}
 	*why = "ok";
 	return RPMAFS_PDATA_OK;

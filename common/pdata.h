@@ -2,20 +2,29 @@
 /*
  * pdata.h -- the connection private data rpmafs and rpma-recv exchange
  *
- * Both ends of an rpmafs connection put a 16-byte header in the RDMA CM
- * private data: the sender in its connect request, the receiver in its
- * accept. Integers are little-endian.
+ * Both ends of an rpmafs connection put a header in the RDMA CM private
+ * data: the sender in its connect request, the receiver in its accept.
+ * Integers are little-endian.
  *
  *	offset	size	field
  *	0	4	magic "RPMF"
- *	4	1	version (RPMAFS_PDATA_VERSION)
- *	5	1	header length in bytes (RPMAFS_PDATA_LEN)
- *	6	2	flags: RPMAFS_PDATA_F_ACK (below); unknown bits are sent
+ *	4	1	version: 1, or 2 (a sender with a session)
+ *	5	1	header length in bytes: 16 (version 1), 24 (version 2)
+ *	6	2	flags: RPMAFS_PDATA_F_* (below); unknown bits are sent
  *			as 0 and ignored on receipt
  *	8	4	max_message: the largest message this end will send
  *			(sender) or can receive (receiver), 1 .. 1 GiB
  *	12	4	credits: receives the receiver keeps posted (0 from a
  *			sender), 0 .. RPMAFS_PDATA_MAX_CREDITS
+ *	16	8	session (version 2 only): the sender's session id,
+ *			random and non-zero, with RPMAFS_PDATA_F_SESSION
+ *
+ * A header without a session is written as version 1, so receivers'
+ * accepts (and senders without a session) stay what every older peer
+ * parses; version 2 is a sender's request with a session. Version 2 with
+ * F_SESSION and session 0, or a non-zero session without F_SESSION, is
+ * malformed, as is any other version/length pair; in a version 1 header
+ * the F_SESSION bit is ignored (cleared), as unknown bits always were.
  *
  * The transport may pad private data (RoCE and InfiniBand pad a connect
  * request to 56 bytes with zeros), so bytes past the header are allowed
@@ -30,8 +39,11 @@
 #include <stdint.h>
 
 #define RPMAFS_PDATA_MAGIC "RPMF"
-#define RPMAFS_PDATA_VERSION 1
-#define RPMAFS_PDATA_LEN 16
+#define RPMAFS_PDATA_VERSION 1	/* without a session */
+#define RPMAFS_PDATA_LEN 16	/* version 1's length */
+#define RPMAFS_PDATA_VERSION_2 2 /* with a session */
+#define RPMAFS_PDATA_LEN_2 24	/* version 2's length */
+#define RPMAFS_PDATA_MAX_LEN 24	/* the buffer rpmafs_pdata_encode needs */
 #define RPMAFS_PDATA_MAX_MESSAGE (1u << 30)
 #define RPMAFS_PDATA_MAX_CREDITS 65535u
 
@@ -44,12 +56,21 @@
  * message or an acknowledgement to a peer that did not offer the flag.
  */
 #define RPMAFS_PDATA_F_ACK 0x0001u
-#define RPMAFS_PDATA_KNOWN_FLAGS RPMAFS_PDATA_F_ACK
+/*
+ * Flag: the session field is meaningful (version 2, from a sender). With
+ * RPMAFS_PDATA_F_ACK in force, a receiver tells a message sent again on a
+ * later connection of the same session by its number (docs/design.md
+ * §8.6). encode sets it exactly when pd->session != 0; parse requires it
+ * exactly then.
+ */
+#define RPMAFS_PDATA_F_SESSION 0x0002u
+#define RPMAFS_PDATA_KNOWN_FLAGS (RPMAFS_PDATA_F_ACK | RPMAFS_PDATA_F_SESSION)
 
 struct rpmafs_pdata {
 	uint32_t max_message;
 	uint32_t credits;
 	uint16_t flags; /* RPMAFS_PDATA_F_*; encode sends only the known ones */
+	uint64_t session; /* the sender's session id, 0 = none (version 1) */
 };
 
 enum rpmafs_pdata_kind {
@@ -60,14 +81,17 @@ enum rpmafs_pdata_kind {
 };
 
 /*
- * rpmafs_pdata_encode -- write the header for *pd into buf (RPMAFS_PDATA_LEN
- * bytes). Fields out of range are clamped to the limits above.
+ * rpmafs_pdata_encode -- write the header for *pd into buf: version 2
+ * (RPMAFS_PDATA_LEN_2 bytes, F_SESSION set) when pd->session != 0, else
+ * version 1 (RPMAFS_PDATA_LEN bytes, F_SESSION clear whatever pd->flags
+ * say). Fields out of range are clamped to the limits above. Returns the
+ * number of bytes written: the private data's length.
  */
-void rpmafs_pdata_encode(const struct rpmafs_pdata *pd, uint8_t buf[RPMAFS_PDATA_LEN]);
+size_t rpmafs_pdata_encode(const struct rpmafs_pdata *pd, uint8_t buf[RPMAFS_PDATA_MAX_LEN]);
 
 /*
  * rpmafs_pdata_parse -- classify len bytes of private data at buf and, for
- * RPMAFS_PDATA_OK, fill *pd. When why is not NULL it is set to a static
+ * RPMAFS_PDATA_OK, fill *pd (session 0 for version 1). When why is not NULL it is set to a static
  * string saying what is wrong (or "ok").
  */
 enum rpmafs_pdata_kind rpmafs_pdata_parse(const void *buf, size_t len, struct rpmafs_pdata *pd,

@@ -24,6 +24,8 @@ enum peer_verdict peer_check(
 	if (facts->kind == RPMAFS_PDATA_MALFORMED)
 		return PEER_MALFORMED;
 	facts->acked = facts->kind == RPMAFS_PDATA_OK && (facts->pd.flags & RPMAFS_PDATA_F_ACK);
+	if (facts->acked)
+		facts->session = facts->pd.session;
 
 	if (req->open >= req->max_conns)
 		return PEER_TOO_MANY;

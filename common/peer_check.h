@@ -8,8 +8,8 @@
  * data (pdata.h: rpmafs header well-formed and of our version, a plain
  * peer's none or zeros, anything else refused), then the receiver's limit
  * of open connections. What the private data said (a plain peer, an rpmafs
- * sender, one that takes acknowledgements) comes back with the verdict,
- * for the accept. Pure: the caller takes address and private data from
+ * sender, one that takes acknowledgements, its session) comes back with
+ * the verdict, for the accept. Pure: the caller takes address and private data from
  * its connection request and writes its own log lines.
  */
 #ifndef RPMAFS_COMMON_PEER_CHECK_H
@@ -45,6 +45,13 @@ struct peer_facts {
 	struct rpmafs_pdata pd;
 	const char *why; /* the parser's word on the private data (static) */
 	bool acked;	 /* an rpmafs sender that offered receiver confirmation */
+	/*
+	 * the sender's session (RPMAFS_PDATA_F_SESSION, version 2) when it
+	 * also offered receiver confirmation, else 0: non-zero exactly when
+	 * the receiver tells its numbered messages apart across connections
+	 * (docs/design.md §8.6); the raw field is in pd.session
+	 */
+	uint64_t session;
 };
 
 /*

@@ -260,7 +260,7 @@ static void reject(struct inbox *ib, struct rpma_conn_req **req, const char *pee
 static void on_request(struct inbox *ib, struct rpma_conn_req **req)
 {
 	struct rpma_conn_private_data their = {NULL, 0}, ours;
-	uint8_t reply[RPMAFS_PDATA_LEN];
+	uint8_t reply[RPMAFS_PDATA_MAX_LEN];
 	struct sockaddr_storage ss = {0};
 	struct peer_request pr = {0};
 	struct peer_facts facts;
@@ -310,12 +310,12 @@ static void on_request(struct inbox *ib, struct rpma_conn_req **req)
 	 * any one of them. A receiver-confirmed sender: its share, less one
 	 * kept for a REQUEST (inbox_ack_offer), and the flag in answer.
 	 */
-	rpmafs_pdata_encode(
-		&(struct rpmafs_pdata){ib->slot_size, credits > 0 ? (uint32_t)credits : 0,
-			c->ack.on ? RPMAFS_PDATA_F_ACK : 0},
+	ours.len = (uint8_t)rpmafs_pdata_encode(
+		&(struct rpmafs_pdata){.max_message = ib->slot_size,
+			.credits = credits > 0 ? (uint32_t)credits : 0,
+			.flags = c->ack.on ? RPMAFS_PDATA_F_ACK : 0},
 		reply);
 	ours.ptr = reply;
-	ours.len = sizeof(reply);
 	ret = rpma_conn_req_connect(req, &ours, &c->conn);
 	if (ret) {
 		log_notice("inbox: accepting %s failed: %s", peer, rpma_err_2str(ret));

@@ -6,12 +6,14 @@
 
 #include "accept.h"
 
-void accept_offer(const struct rpmafs_peer_cfg *pc, uint8_t hdr[RPMAFS_PDATA_LEN])
+size_t accept_offer(
+	const struct rpmafs_peer_cfg *pc, uint64_t session, uint8_t hdr[RPMAFS_PDATA_MAX_LEN])
 {
 	struct rpmafs_pdata mine = {.max_message = pc->max_message,
-		.flags = pc->confirm != RPMAFS_CONFIRM_TRANSPORT ? RPMAFS_PDATA_F_ACK : 0};
+		.flags = pc->confirm != RPMAFS_CONFIRM_TRANSPORT ? RPMAFS_PDATA_F_ACK : 0,
+		.session = session};
 
-	rpmafs_pdata_encode(&mine, hdr);
+	return rpmafs_pdata_encode(&mine, hdr);
 }
 
 int accept_judge(const struct rpmafs_peer_cfg *pc, const void *ptr, size_t len,

@@ -25,8 +25,13 @@ struct accept_answer {
 	bool acks;	   /* receiver confirmation in force (both offered it) */
 };
 
-/* accept_offer -- the request's header for peer pc (receiver confirmation unless transport) */
-void accept_offer(const struct rpmafs_peer_cfg *pc, uint8_t hdr[RPMAFS_PDATA_LEN]);
+/*
+ * accept_offer -- the request's header for peer pc (receiver confirmation
+ * unless transport) with the spool's session (0: none, a version 1
+ * header); returns its length
+ */
+size_t accept_offer(
+	const struct rpmafs_peer_cfg *pc, uint64_t session, uint8_t hdr[RPMAFS_PDATA_MAX_LEN]);
 
 /*
  * accept_judge -- len bytes of the accept's private data at ptr (NULL: none)

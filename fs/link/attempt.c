@@ -60,8 +60,8 @@ static void connect_once(struct link_attempt *a)
 	struct rpma_conn_req *req = NULL;
 	struct rpma_conn *conn = NULL;
 	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
-	uint8_t hdr[RPMAFS_PDATA_LEN];
-	struct rpma_conn_private_data pd = {.ptr = hdr, .len = sizeof(hdr)};
+	uint8_t hdr[RPMAFS_PDATA_MAX_LEN];
+	struct rpma_conn_private_data pd = {.ptr = hdr};
 	char port[8];
 	int ret;
 
@@ -94,7 +94,7 @@ static void connect_once(struct link_attempt *a)
 		goto out;
 	}
 
-	accept_offer(pc, hdr);
+	pd.len = (uint8_t)accept_offer(pc, a->session, hdr);
 	ret = rpma_conn_req_connect(&req, &pd, &conn);
 	if (ret) {
 		fail(a, false, ENOTCONN, "connect request failed: %s", rpma_err_2str(ret));

@@ -31,6 +31,7 @@ struct link_attempt {
 	struct devices *devices;
 	struct loop *loop;
 	uint32_t sq_depth;	/* the send queue's size */
+	uint64_t session;	/* offered in the request (0: none, version 1 header) */
 	/* out: the attempt's result */
 	struct device *dev;
 	struct rpma_conn *conn; /* NULL when the attempt failed */

@@ -332,6 +332,7 @@ static int start_attempt_locked(struct link *link, char *why, size_t whylen)
 	a->devices = link->cfg.devices;
 	a->loop = link->cfg.loop;
 	a->sq_depth = LINK_SQ_DEPTH(link->cfg.window);
+	a->session = link->cfg.session;
 	a->done_task = (struct loop_task){.fn = attempt_done, .arg = a};
 	__atomic_add_fetch(&attempts_running, 1, __ATOMIC_RELAXED);
 	/* the loop does not stop while the attempt may still hand it its result */

@@ -107,6 +107,7 @@ struct link_cfg {
 	struct devices *devices;
 	struct loop *loop;
 	unsigned window; /* the most sends ever in flight (the SQ is sized from it) */
+	uint64_t session; /* the spool's session id, offered in each request (0: none) */
 	const struct link_ops *ops;
 	void *ctx;
 };

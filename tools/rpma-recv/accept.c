@@ -189,7 +189,7 @@ void recv_conn_request(struct recv_server *srv, struct rpma_conn_req **req)
 {
 	const struct recv_options *opts = srv->opts;
 	struct rpma_conn_private_data ours;
-	uint8_t reply[RPMAFS_PDATA_LEN];
+	uint8_t reply[RPMAFS_PDATA_MAX_LEN];
 	struct peer_facts facts;
 	struct sockaddr_storage ss;
 	char peer[INET6_ADDRSTRLEN + 32], why[128], how[96];
@@ -225,17 +225,20 @@ void recv_conn_request(struct recv_server *srv, struct rpma_conn_req **req)
 		return;
 	}
 
+	/* an accept is always version 1 (no session): every sender parses it */
 	if (c->confirm)
 		/* the flag only in answer to a sender that offered it */
-		rpmafs_pdata_encode(&(struct rpmafs_pdata){opts->max_message, c->confirm->credits,
-					    RPMAFS_PDATA_F_ACK},
+		ours.len = (uint8_t)rpmafs_pdata_encode(
+			&(struct rpmafs_pdata){.max_message = opts->max_message,
+				.credits = c->confirm->credits,
+				.flags = RPMAFS_PDATA_F_ACK},
 			reply);
 	else
-		rpmafs_pdata_encode(
-			&(struct rpmafs_pdata){opts->max_message, recv_rxq_credits(srv->rxq), 0},
+		ours.len = (uint8_t)rpmafs_pdata_encode(
+			&(struct rpmafs_pdata){.max_message = opts->max_message,
+				.credits = recv_rxq_credits(srv->rxq)},
 			reply);
 	ours.ptr = reply;
-	ours.len = sizeof(reply);
 	ret = rpma_conn_req_connect(req, &ours, &c->conn);
 	if (ret) {
 		recv_log(RECV_LOG_ERROR, "accepting connection %s failed: %s", peer,

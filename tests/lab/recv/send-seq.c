@@ -155,10 +155,9 @@ static int parse_args(int argc, char *argv[], struct sender *s)
 	if (strcmp(pdata, "none") == 0) {
 		s->pdata_len = 0;
 	} else if (strcmp(pdata, "rpmafs") == 0) {
-		struct rpmafs_pdata pd = {(uint32_t)(s->max_size ? s->max_size : 1), 0, 0};
+		struct rpmafs_pdata pd = {.max_message = (uint32_t)(s->max_size ? s->max_size : 1)};
 
-		rpmafs_pdata_encode(&pd, s->pdata);
-		s->pdata_len = RPMAFS_PDATA_LEN;
+		s->pdata_len = rpmafs_pdata_encode(&pd, s->pdata);
 	} else if (strncmp(pdata, "hex:", 4) == 0) {
 		if (parse_hex(pdata + 4, s->pdata, sizeof(s->pdata), &s->pdata_len) ||
 			s->pdata_len == 0)

@@ -186,22 +186,24 @@ static void test_seq(void **state)
 /* the negotiation: a version-1 peer without the flag is what every older rpmafs sends */
 static void test_pdata_flag(void **state)
 {
-	uint8_t hdr[RPMAFS_PDATA_LEN];
+	uint8_t hdr[RPMAFS_PDATA_MAX_LEN];
 	struct rpmafs_pdata pd;
 
 	(void)state;
-	rpmafs_pdata_encode(&(struct rpmafs_pdata){4096, 8, RPMAFS_PDATA_F_ACK | 0x8000}, hdr);
+	assert_int_equal(rpmafs_pdata_encode(&(struct rpmafs_pdata){4096, 8,
+				     RPMAFS_PDATA_F_ACK | 0x8000, 0}, hdr),
+		RPMAFS_PDATA_LEN);
 	assert_int_equal(hdr[4], 1); /* still version 1: older peers accept it */
 	assert_int_equal(hdr[6], 1);
 	assert_int_equal(hdr[7], 0); /* unknown flags are not sent */
-	assert_int_equal(rpmafs_pdata_parse(hdr, sizeof(hdr), &pd, NULL), RPMAFS_PDATA_OK);
+	assert_int_equal(rpmafs_pdata_parse(hdr, RPMAFS_PDATA_LEN, &pd, NULL), RPMAFS_PDATA_OK);
 	assert_int_equal(pd.flags, RPMAFS_PDATA_F_ACK);
-	rpmafs_pdata_encode(&(struct rpmafs_pdata){4096, 8, 0}, hdr);
-	assert_int_equal(rpmafs_pdata_parse(hdr, sizeof(hdr), &pd, NULL), RPMAFS_PDATA_OK);
+	rpmafs_pdata_encode(&(struct rpmafs_pdata){4096, 8, 0, 0}, hdr);
+	assert_int_equal(rpmafs_pdata_parse(hdr, RPMAFS_PDATA_LEN, &pd, NULL), RPMAFS_PDATA_OK);
 	assert_int_equal(pd.flags, 0);
 	/* a newer peer's flag bits are ignored, not refused */
 	hdr[7] = 0x80;
-	assert_int_equal(rpmafs_pdata_parse(hdr, sizeof(hdr), &pd, NULL), RPMAFS_PDATA_OK);
+	assert_int_equal(rpmafs_pdata_parse(hdr, RPMAFS_PDATA_LEN, &pd, NULL), RPMAFS_PDATA_OK);
 	assert_int_equal(pd.flags, 0);
 }
 

@@ -39,9 +39,17 @@ static struct sockaddr_storage v6(const char *text, uint16_t port)
 }
 
 /* a well-formed rpmafs header, as a sender puts it in its request */
-static void header(uint8_t buf[RPMAFS_PDATA_LEN], uint16_t flags)
+static void header(uint8_t buf[RPMAFS_PDATA_MAX_LEN], uint16_t flags)
 {
-	rpmafs_pdata_encode(&(struct rpmafs_pdata){4096, 0, flags}, buf);
+	rpmafs_pdata_encode(&(struct rpmafs_pdata){4096, 0, flags, 0}, buf);
+}
+
+/* the same with a session: version 2 */
+static void header_session(uint8_t buf[RPMAFS_PDATA_MAX_LEN], uint16_t flags, uint64_t session)
+{
+	assert_int_equal(
+		rpmafs_pdata_encode(&(struct rpmafs_pdata){4096, 0, flags, session}, buf),
+		RPMAFS_PDATA_LEN_2);
 }
 
 static struct recv_allow *lab_only(void)
@@ -106,18 +114,43 @@ static void private_data(void **state)
 	assert_int_equal(facts.kind, RPMAFS_PDATA_OK);
 	assert_int_equal(facts.pd.max_message, 4096);
 	assert_false(facts.acked);
+	assert_int_equal(facts.session, 0);
 	header(buf, RPMAFS_PDATA_F_ACK);
 	assert_int_equal(peer_check(NULL, &req, &facts), PEER_ACCEPT);
 	assert_true(facts.acked);
+	assert_int_equal(facts.session, 0);
+
+	/* a version 2 sender: its session comes back when it takes acknowledgements */
+	memset(buf, 0, sizeof(buf));
+	header_session(buf, RPMAFS_PDATA_F_ACK, 0x0123456789abcdefull);
+	assert_int_equal(peer_check(NULL, &req, &facts), PEER_ACCEPT);
+	assert_true(facts.acked);
+	assert_true(facts.session == 0x0123456789abcdefull);
+	assert_true(facts.pd.session == 0x0123456789abcdefull);
+	/* without receiver confirmation there is nothing to tell apart by it */
+	header_session(buf, 0, 0x0123456789abcdefull);
+	assert_int_equal(peer_check(NULL, &req, &facts), PEER_ACCEPT);
+	assert_false(facts.acked);
+	assert_int_equal(facts.session, 0);
+	assert_true(facts.pd.session == 0x0123456789abcdefull);
+	/* a session of 0 under the flag is garbage, refused and no session handed on */
+	header_session(buf, RPMAFS_PDATA_F_ACK, 1);
+	memset(buf + 16, 0, 8);
+	assert_int_equal(peer_check(NULL, &req, &facts), PEER_MALFORMED);
+	assert_false(facts.acked);
+	assert_int_equal(facts.session, 0);
+	memset(buf, 0, sizeof(buf));
+	header(buf, RPMAFS_PDATA_F_ACK);
 
 	/* another version of the header is refused, and said why */
-	buf[4] = RPMAFS_PDATA_VERSION + 1;
+	buf[4] = RPMAFS_PDATA_VERSION_2 + 1;
 	assert_int_equal(peer_check(NULL, &req, &facts), PEER_MALFORMED);
 	assert_int_equal(facts.kind, RPMAFS_PDATA_MALFORMED);
 	assert_non_null(facts.why);
 	assert_false(facts.acked);
 
 	/* a max_message past the limit */
+	memset(buf, 0, sizeof(buf));
 	header(buf, 0);
 	buf[8] = 0xff, buf[9] = 0xff, buf[10] = 0xff, buf[11] = 0xff;
 	assert_int_equal(peer_check(NULL, &req, &facts), PEER_MALFORMED);

@@ -309,17 +309,18 @@ struct sender {
 /* a sender of kind connects from ip and is accepted; the kernel says it is up */
 static struct sender accepted(const char *ip, enum kind kind)
 {
-	uint8_t pd[RPMAFS_PDATA_LEN];
+	uint8_t pd[RPMAFS_PDATA_MAX_LEN];
+	size_t pd_len;
 	unsigned accepts = fake_calls(FAKE_RDMA_ACCEPT);
 	uint64_t before = stats().accepted;
 	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(SENDER_PORT)};
 	struct sender s;
 
-	rpmafs_pdata_encode(
-		&(struct rpmafs_pdata){MAX_MESSAGE, 0, kind == ACKED ? RPMAFS_PDATA_F_ACK : 0}, pd);
+	pd_len = rpmafs_pdata_encode(
+		&(struct rpmafs_pdata){MAX_MESSAGE, 0, kind == ACKED ? RPMAFS_PDATA_F_ACK : 0, 0}, pd);
 	assert_int_equal(inet_pton(AF_INET, ip, &sin.sin_addr), 1);
 	s.id = fake_cm_push_connect_request_from(F.ep_fd, (struct sockaddr *)&sin,
-		kind == PLAIN ? NULL : pd, kind == PLAIN ? 0 : sizeof(pd));
+		kind == PLAIN ? NULL : pd, kind == PLAIN ? 0 : pd_len);
 	assert_non_null(s.id);
 	settle();
 	assert_int_equal(fake_calls(FAKE_RDMA_ACCEPT), accepts + 1);
@@ -549,14 +550,14 @@ static void refuses_an_address_not_allowed(void **state)
 /* private data that is not an rpmafs header, or a broken one, is refused; zeros are plain */
 static void refuses_bad_private_data(void **state)
 {
-	uint8_t bad[RPMAFS_PDATA_LEN], zeros[FAKE_CONNECT_PDATA_MAX] = {0};
+	uint8_t bad[RPMAFS_PDATA_MAX_LEN], zeros[FAKE_CONNECT_PDATA_MAX] = {0};
 	const char foreign[RPMAFS_PDATA_LEN] = "HELLO, RECEIVER";
 
 	(void)state;
 	start();
-	rpmafs_pdata_encode(&(struct rpmafs_pdata){MAX_MESSAGE, 0, 0}, bad);
+	rpmafs_pdata_encode(&(struct rpmafs_pdata){MAX_MESSAGE, 0, 0, 0}, bad);
 	bad[4] = 99; /* the version */
-	request("192.168.77.9", bad, sizeof(bad));
+	request("192.168.77.9", bad, RPMAFS_PDATA_LEN);
 	assert_int_equal(stats().rejected, 1);
 	assert_logged(LOG_NOTICE, "rejected connection from 192.168.77.9:5000",
 		"unsupported rpmafs header version");
@@ -564,9 +565,9 @@ static void refuses_bad_private_data(void **state)
 	assert_int_equal(stats().rejected, 2);
 	assert_logged(LOG_NOTICE, "rejected connection from 192.168.77.9:5000",
 		"private data is not an rpmafs header");
-	rpmafs_pdata_encode(&(struct rpmafs_pdata){MAX_MESSAGE, 0, 0}, bad);
+	rpmafs_pdata_encode(&(struct rpmafs_pdata){MAX_MESSAGE, 0, 0, 0}, bad);
 	bad[5] = RPMAFS_PDATA_LEN + 1; /* the header's length */
-	request("192.168.77.9", bad, sizeof(bad));
+	request("192.168.77.9", bad, RPMAFS_PDATA_LEN);
 	assert_int_equal(stats().rejected, 3);
 	assert_logged(LOG_NOTICE, "rejected connection from", "rpmafs header length is wrong");
 	assert_int_equal(fake_calls(FAKE_RDMA_REJECT), 3);

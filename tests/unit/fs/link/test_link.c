@@ -288,11 +288,11 @@ static int teardown(void **state)
 /* the receiver answers with an rpmafs header */
 static void answer_established(uint32_t max, unsigned credits)
 {
-	uint8_t hdr[RPMAFS_PDATA_LEN];
+	uint8_t hdr[RPMAFS_PDATA_MAX_LEN];
 	struct rpmafs_pdata pd = {.max_message = max, .credits = credits};
+	size_t len = rpmafs_pdata_encode(&pd, hdr);
 
-	rpmafs_pdata_encode(&pd, hdr);
-	fake_cm_auto_answer(true, RDMA_CM_EVENT_ESTABLISHED, hdr, sizeof(hdr));
+	fake_cm_auto_answer(true, RDMA_CM_EVENT_ESTABLISHED, hdr, len);
 }
 
 /* tick at now: an attempt starts; wait for it and run its result */
@@ -350,11 +350,11 @@ static void push_wc(uint64_t wr_id, enum ibv_wc_status status)
 /* the receiver answers with an rpmafs header offering receiver confirmation */
 static void connect_up_acked(void)
 {
-	uint8_t hdr[RPMAFS_PDATA_LEN];
+	uint8_t hdr[RPMAFS_PDATA_MAX_LEN];
 	struct rpmafs_pdata pd = {.max_message = 2048, .credits = 8, .flags = RPMAFS_PDATA_F_ACK};
+	size_t len = rpmafs_pdata_encode(&pd, hdr);
 
-	rpmafs_pdata_encode(&pd, hdr);
-	fake_cm_auto_answer(true, RDMA_CM_EVENT_ESTABLISHED, hdr, sizeof(hdr));
+	fake_cm_auto_answer(true, RDMA_CM_EVENT_ESTABLISHED, hdr, len);
 	attempt();
 	assert_int_equal(link_state(Link), LINK_UP);
 }

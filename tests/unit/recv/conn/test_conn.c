@@ -65,7 +65,8 @@ struct fx {
 
 static void fx_start(struct fx *f, bool srq, uint64_t count)
 {
-	uint8_t pdata[RPMAFS_PDATA_LEN];
+	uint8_t pdata[RPMAFS_PDATA_MAX_LEN];
+	size_t pdata_len;
 	struct rpma_conn_req *req;
 	struct recv_server *srv = &f->srv;
 	int fd;
@@ -93,8 +94,9 @@ static void fx_start(struct fx *f, bool srq, uint64_t count)
 	assert_int_equal(rpma_ep_get_fd(f->ep, &fd), 0);
 
 	/* an rpmafs sender that offers receiver confirmation */
-	rpmafs_pdata_encode(&(struct rpmafs_pdata){MAX_MESSAGE, SLOTS, RPMAFS_PDATA_F_ACK}, pdata);
-	req = fx_req_passive(f->ep, srv->conn_cfg, pdata, sizeof(pdata));
+	pdata_len = rpmafs_pdata_encode(
+		&(struct rpmafs_pdata){MAX_MESSAGE, SLOTS, RPMAFS_PDATA_F_ACK, 0}, pdata);
+	req = fx_req_passive(f->ep, srv->conn_cfg, pdata, pdata_len);
 	recv_conn_request(srv, &req);
 	assert_null(req);
 	assert_int_equal(srv->open, 1);

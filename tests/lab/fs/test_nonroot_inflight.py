@@ -85,6 +85,9 @@ def body(work):
     work.procs.append(proc)
     wait_until(lambda: mounted(mnt) or proc.poll() is not None, SAFETY_S, "nobody's mount")
     check(proc.poll() is None, "rpmafs as nobody exited %s:\n%s" % (proc.returncode, open(log).read()))
+    # the kernel may show the mount before rpmafs has logged its line
+    wait_until(lambda: "rpmafs: mounted " in open(log).read() or proc.poll() is not None, SAFETY_S,
+               "nobody's mount logged")
     text = open(log).read()
     check("6 request buffers of 1028 KiB, %d small slots of 4096 bytes" % SMALL in text,
           "not the pool of an ordinary user's default mount:\n%s" % text)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <librpma.h>
@@ -24,6 +25,7 @@
 #include "peer_check.h"
 #include "runtime/log.h"
 #include "runtime/loop.h"
+#include "sessions.h"
 #include "wc.h"
 
 struct inbox_conn {
@@ -39,6 +41,7 @@ struct inbox_conn {
 	int cq_fd;
 	struct loop_watch cq_watch;
 	bool dead; /* deleted; freed after the loop's batch (an event may be in it) */
+	uint64_t session; /* non-zero: its numbers are told apart across connections (§13.4) */
 	char peer[64];
 };
 
@@ -69,6 +72,7 @@ struct inbox {
 	struct slot_task *tasks;
 	struct inbox_queue *q;
 	struct inbox_ack *acks;
+	struct rpmafs_sessions *sessions; /* what each sender session had queued (§13.4) */
 	struct inbox_conn *conns;
 	bool failed;
 	bool closing; /* inbox_delete: nothing goes back to the queue */
@@ -145,6 +149,23 @@ static bool withdraw(void *arg, uint32_t slot)
 	return !ib->closing && inbox_queue_withdraw(ib->q, slot);
 }
 
+/* a session's messages were marked when queued: they stay, a re-send is a duplicate */
+static bool keep(void *arg, uint32_t slot)
+{
+	(void)arg;
+	(void)slot;
+	return false;
+}
+
+/* the mount's monotonic clock in ms: the table lives as long as the inbox */
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 /*
  * The message in slot was read to its last byte (inbox_queue.h): on the
  * loop thread, it is acknowledged to a receiver-confirmed sender and its
@@ -170,8 +191,12 @@ static void conn_free(struct inbox_conn *c)
 		loop_unwatch(ib->loop, c->event_fd);
 	if (c->cq_fd >= 0)
 		loop_unwatch(ib->loop, c->cq_fd);
-	/* what it sent and nobody started reading was never acknowledged: it comes again */
-	inbox_ack_drop(ib->acks, &c->ack, withdraw, post_slot, ib);
+	/*
+	 * what it sent and nobody started reading was never acknowledged: it
+	 * comes again. Without a session it is taken back, to be queued when
+	 * it does; with one it stays queued, and comes again as a duplicate.
+	 */
+	inbox_ack_drop(ib->acks, &c->ack, c->session ? keep : withdraw, post_slot, ib);
 	(void)rpma_conn_disconnect(c->conn);
 	(void)rpma_conn_delete(&c->conn);
 	if (c->prev)
@@ -305,6 +330,7 @@ static void on_request(struct inbox *ib, struct rpma_conn_req **req)
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
 	if (facts.acked)
 		credits = inbox_ack_offer(ib->acks, &c->ack);
+	c->session = c->ack.on ? facts.session : 0;
 	/*
 	 * Plain senders: no credits, the shared queue promises no receive to
 	 * any one of them. A receiver-confirmed sender: its share, less one
@@ -352,8 +378,9 @@ static void on_request(struct inbox *ib, struct rpma_conn_req **req)
 	}
 	log_info("inbox: accepting %s (%s)", peer,
 		facts.kind != RPMAFS_PDATA_OK ? "no rpmafs private data"
-		: c->ack.on		? "rpmafs sender, acknowledged at read"
-					: "rpmafs sender");
+		: c->session ? "rpmafs sender, a session, acknowledged at read"
+		: c->ack.on  ? "rpmafs sender, acknowledged at read"
+			     : "rpmafs sender");
 }
 
 static void on_listener(void *arg)
@@ -425,6 +452,22 @@ static void on_wc(struct inbox *ib, const struct ibv_wc *wc, bool *arrived)
 			else
 				ack(c);
 			return;
+		}
+		if (c->session) {
+			uint32_t n = inbox_ack_num(ib->acks, (uint32_t)slot);
+
+			if (rpmafs_sessions_seen(ib->sessions, c->session, n, now_ms())) {
+				/* queued from an earlier connection: taken as read, in order */
+				log_info("inbox: connection %s: message %u of its session again: "
+					 "a duplicate, dropped",
+					c->peer, (unsigned)n);
+				count(ib, &ib->duplicates);
+				(void)inbox_ack_released(ib->acks, (uint32_t)slot, post_slot, ib);
+				ack(c);
+				return;
+			}
+			/* delivered once queued (§13.4): it is never queued again */
+			rpmafs_sessions_mark(ib->sessions, c->session, n, now_ms());
 		}
 	} else {
 		inbox_ack_plain(ib->acks, (uint32_t)slot);
@@ -569,7 +612,7 @@ int inbox_new(const struct rpmafs_inbox_cfg *cfg, struct loop *loop, struct inbo
 		cfg->address, cfg->port);
 	*ib_ptr = ib;
 	ib->tasks = calloc(ib->slots, sizeof(*ib->tasks));
-	if (!ib->tasks || recv_allow_new(&ib->allow) ||
+	if (!ib->tasks || recv_allow_new(&ib->allow) || rpmafs_sessions_new(NULL, &ib->sessions) ||
 		posix_memalign((void **)&ib->buf, page > 0 ? (size_t)page : 4096,
 			(size_t)ib->slots * ib->slot_size) ||
 		inbox_queue_new(ib->slots,
@@ -618,6 +661,7 @@ void inbox_delete(struct inbox **ib_ptr)
 	if (ib->peer)
 		(void)rpma_peer_delete(&ib->peer);
 	recv_allow_delete(&ib->allow);
+	rpmafs_sessions_delete(&ib->sessions);
 	free(ib->buf);
 	free(ib->tasks);
 	pthread_mutex_destroy(&ib->lock);

@@ -10,6 +10,15 @@
  * message stays in its buffer until it has been read whole (inbox_queue.h);
  * only then is its receive posted again, so with every slot full senders
  * wait (RNR) and nothing is dropped. All RDMA work runs on the loop thread.
+ *
+ * Exactly once (docs/design.md §13.4): a receiver-confirmed sender with a
+ * session (pdata.h, version 2) numbers its messages across connections and
+ * sends again what was not acknowledged when a connection was lost. The
+ * inbox marks (session, number) in its table (common/sessions.h, default
+ * limits, the mount's monotonic clock) when it queues the message; a
+ * connection's messages stay queued when it is lost, and a number seen
+ * again, on any connection of the session, is dropped, counted in
+ * duplicates and acknowledged in its place in that connection's order.
  */
 #ifndef RPMAFS_INBOX_H
 #define RPMAFS_INBOX_H
@@ -57,7 +66,7 @@ struct inbox_stats {
 	uint64_t rejected;    /* refused at connect time (allow, private data, limit) */
 	uint64_t failed;      /* connections closed for a bad message (e.g. oversize) */
 	uint64_t acks;	      /* acknowledgements sent (receiver-confirmed senders) */
-	uint64_t duplicates;  /* messages dropped: a number already taken on its connection */
+	uint64_t duplicates;  /* dropped: a number taken (on its connection, its session) */
 	char listen[300];     /* ADDR:PORT */
 	char last_sender[64]; /* "" before the first message */
 	const char *state;    /* "listening" or "failed" */

@@ -122,6 +122,11 @@ enum inbox_take inbox_ack_take(struct inbox_ack *a, struct inbox_ack_conn *ac, u
 	return INBOX_TAKE_RECORD;
 }
 
+uint32_t inbox_ack_num(const struct inbox_ack *a, uint32_t slot)
+{
+	return a->num[slot];
+}
+
 void inbox_ack_plain(struct inbox_ack *a, uint32_t slot)
 {
 	a->owner[slot] = NULL;

@@ -84,11 +84,15 @@ int inbox_ack_offer(struct inbox_ack *a, struct inbox_ack_conn *ac);
 enum inbox_take inbox_ack_take(struct inbox_ack *a, struct inbox_ack_conn *ac, uint32_t slot,
 	const struct ibv_wc *wc, const char **why);
 
+/* inbox_ack_num -- the number of the message inbox_ack_take just held in slot for its connection */
+uint32_t inbox_ack_num(const struct inbox_ack *a, uint32_t slot);
+
 /* inbox_ack_plain -- slot holds a message of a connection that is not acknowledged */
 void inbox_ack_plain(struct inbox_ack *a, uint32_t slot);
 
 /*
- * inbox_ack_released -- slot's message was read to its last byte: the
+ * inbox_ack_released -- slot's message was read to its last byte (or, a
+ * duplicate of its session's, needs no reading: inbox.c): the
  * slots that may go back to the queue are posted through post; returns the
  * connection whose acknowledgement moved on (send it), or NULL
  */

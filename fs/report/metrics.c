@@ -127,7 +127,9 @@ static void metrics_inbox(struct promtext *pt, struct inbox *ib, bool final)
 	metric1(pt, "rpmafs_inbox_acks_total", PROMTEXT_COUNTER,
 		"Acknowledgements sent to receiver-confirmed senders.", st.acks);
 	metric1(pt, "rpmafs_inbox_duplicates_total", PROMTEXT_COUNTER,
-		"Messages dropped as a number already taken on their connection.", st.duplicates);
+		"Messages dropped as a number already taken on their connection or, "
+		"with a sender session, queued from an earlier connection.",
+		st.duplicates);
 	metric1(pt, "rpmafs_inbox_withdrawn_total", PROMTEXT_COUNTER, "Messages taken back unread.",
 		st.q.withdrawn);
 	metric1(pt, "rpmafs_inbox_connections", PROMTEXT_GAUGE, "Connections open now.",

@@ -306,8 +306,11 @@ struct sender {
 	struct ibv_cq *scq; /* its send completions: the acknowledgements' */
 };
 
-/* a sender of kind connects from ip and is accepted; the kernel says it is up */
-static struct sender accepted(const char *ip, enum kind kind)
+/*
+ * a sender of kind connects from ip and is accepted (ACKED with a non-zero
+ * session: a version 2 header carrying it); the kernel says it is up
+ */
+static struct sender accepted_session(const char *ip, enum kind kind, uint64_t session)
 {
 	uint8_t pd[RPMAFS_PDATA_MAX_LEN];
 	size_t pd_len;
@@ -316,8 +319,10 @@ static struct sender accepted(const char *ip, enum kind kind)
 	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(SENDER_PORT)};
 	struct sender s;
 
-	pd_len = rpmafs_pdata_encode(
-		&(struct rpmafs_pdata){MAX_MESSAGE, 0, kind == ACKED ? RPMAFS_PDATA_F_ACK : 0, 0}, pd);
+	pd_len = rpmafs_pdata_encode(&(struct rpmafs_pdata){MAX_MESSAGE, 0,
+					     kind == ACKED ? RPMAFS_PDATA_F_ACK : 0, session},
+		pd);
+	assert_int_equal(pd_len, session ? RPMAFS_PDATA_LEN_2 : RPMAFS_PDATA_LEN);
 	assert_int_equal(inet_pton(AF_INET, ip, &sin.sin_addr), 1);
 	s.id = fake_cm_push_connect_request_from(F.ep_fd, (struct sockaddr *)&sin,
 		kind == PLAIN ? NULL : pd, kind == PLAIN ? 0 : pd_len);
@@ -333,6 +338,11 @@ static struct sender accepted(const char *ip, enum kind kind)
 	fake_cm_push_event(s.id->channel->fd, s.id, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, 0);
 	settle();
 	return s;
+}
+
+static struct sender accepted(const char *ip, enum kind kind)
+{
+	return accepted_session(ip, kind, 0);
 }
 
 /* what the inbox put in its accept */
@@ -949,6 +959,181 @@ static void new_out_of_memory(void **state)
 	assert_true(n > 10);
 }
 
+/* ---- exactly once across connections of a sender session (§13.4) ---- */
+
+#define SESSION_A 0x5e55100000000a01ull
+#define SESSION_B 0x5e55100000000b02ull
+
+/* the last acknowledgement s was sent: what it says */
+static struct rpmafs_ack last_ack(struct sender *s)
+{
+	unsigned n = fake_send_count(s->qp);
+
+	assert_true(n > 0);
+	return sent_ack(s, n - 1);
+}
+
+/*
+ * numbers 1..3 queued from a session's first connection, 1 read and
+ * acknowledged; the connection is lost: 2 and 3 stay queued (not
+ * withdrawn). Its second connection sends 1..3 again (the acknowledgement
+ * of 1 may have been lost too): each acknowledged, none queued again,
+ * three duplicates; 4 after them is queued, and acknowledged once read.
+ */
+static void session_resend_is_acknowledged_not_queued(void **state)
+{
+	struct sender s1, s2;
+
+	(void)state;
+	start();
+	s1 = accepted_session("192.168.77.9", ACKED, SESSION_A);
+	assert_logged(LOG_INFO, "accepting 192.168.77.9:5000", "a session, acknowledged");
+	assert_int_equal(accept_reply().flags, RPMAFS_PDATA_F_ACK);
+	arrive(&s1, "m1", 2, true, 1);
+	arrive(&s1, "m2", 2, true, 2);
+	arrive(&s1, "m3", 2, true, 3);
+	settle();
+	assert_int_equal(stats().q.received, 3);
+	read_one("m1", 2);
+	settle();
+	assert_int_equal(last_ack(&s1).acked, 1);
+	disconnect(&s1);
+	assert_int_equal(stats().connections, 0);
+	assert_int_equal(stats().q.withdrawn, 0);
+	assert_int_equal(stats().q.waiting, 2);
+	assert_int_equal(srq_posted(), SLOTS - 2);
+
+	s2 = accepted_session("192.168.77.9", ACKED, SESSION_A);
+	arrive(&s2, "m1", 2, true, 1);
+	settle();
+	assert_int_equal(fake_send_count(s2.qp), 1);
+	assert_int_equal(last_ack(&s2).acked, 1);
+	complete(&s2, 0, IBV_WC_SUCCESS);
+	arrive(&s2, "m2", 2, true, 2);
+	arrive(&s2, "m3", 2, true, 3 | RPMAFS_IMM_PROMPT);
+	settle();
+	assert_logged(LOG_INFO, "message 3 of its session again", "duplicate");
+	assert_int_equal(last_ack(&s2).acked, 3);
+	assert_int_equal(stats().duplicates, 3);
+	assert_int_equal(stats().q.received, 3);
+	assert_int_equal(stats().q.waiting, 2);
+	assert_int_equal(srq_posted(), SLOTS - 2); /* the duplicates' receives are back */
+
+	arrive(&s2, "m4", 2, true, 4);
+	settle();
+	assert_int_equal(stats().q.received, 4);
+	/* the first connection's, then the new one, each once */
+	read_one("m2", 2);
+	read_one("m3", 2);
+	read_one("m4", 2);
+	settle();
+	assert_int_equal(last_ack(&s2).acked, 4);
+	assert_int_equal(stats().q.waiting, 0);
+	assert_int_equal(stats().q.read, 4);
+	assert_int_equal(srq_posted(), SLOTS);
+	assert_int_equal(stats().duplicates, 3);
+}
+
+/* another session's same numbers are other messages: queued */
+static void other_session_same_numbers_are_queued(void **state)
+{
+	struct sender a, b;
+
+	(void)state;
+	start();
+	a = accepted_session("192.168.77.9", ACKED, SESSION_A);
+	b = accepted_session("192.168.77.10", ACKED, SESSION_B);
+	arrive(&a, "a1", 2, true, 1);
+	arrive(&a, "a2", 2, true, 2);
+	arrive(&b, "b1", 2, true, 1);
+	arrive(&b, "b2", 2, true, 2);
+	settle();
+	assert_int_equal(stats().q.received, 4);
+	assert_int_equal(stats().duplicates, 0);
+	/* and a's second connection's 1 and 2 are a's duplicates, not b's */
+	disconnect(&a);
+	a = accepted_session("192.168.77.9", ACKED, SESSION_A);
+	arrive(&a, "a1", 2, true, 1);
+	arrive(&a, "a2", 2, true, 2);
+	settle();
+	assert_int_equal(stats().q.received, 4);
+	assert_int_equal(stats().duplicates, 2);
+	read_one("a1", 2);
+	read_one("a2", 2);
+	read_one("b1", 2);
+	read_one("b2", 2);
+	settle();
+	assert_int_equal(last_ack(&b).acked, 2);
+	assert_int_equal(srq_posted(), SLOTS);
+}
+
+/*
+ * a version 1 sender (no session) as before: what was not started when
+ * its connection was lost is withdrawn, and queued again when it comes
+ * again on the next; no duplicates across connections
+ */
+static void version_1_sender_as_before(void **state)
+{
+	struct sender s;
+
+	(void)state;
+	start();
+	s = accepted("192.168.77.9", ACKED);
+	assert_logged(
+		LOG_INFO, "accepting 192.168.77.9:5000", "rpmafs sender, acknowledged at read");
+	arrive(&s, "m1", 2, true, 1);
+	arrive(&s, "m2", 2, true, 2);
+	settle();
+	disconnect(&s);
+	assert_int_equal(stats().q.withdrawn, 2);
+	assert_int_equal(stats().q.waiting, 0);
+	assert_int_equal(srq_posted(), SLOTS);
+	s = accepted("192.168.77.9", ACKED);
+	arrive(&s, "m1", 2, true, 1);
+	arrive(&s, "m2", 2, true, 2);
+	settle();
+	assert_int_equal(stats().q.received, 4);
+	assert_int_equal(stats().q.waiting, 2);
+	assert_int_equal(stats().duplicates, 0);
+	read_one("m1", 2);
+	read_one("m2", 2);
+	settle();
+	assert_int_equal(last_ack(&s).acked, 2);
+}
+
+/*
+ * a duplicate counts as taken in its place in its connection's order: a
+ * new message before it, unread, holds its acknowledgement back
+ */
+static void session_duplicate_acknowledged_in_order(void **state)
+{
+	struct sender s1, s2;
+
+	(void)state;
+	start();
+	s1 = accepted_session("192.168.77.9", ACKED, SESSION_A);
+	arrive(&s1, "m6", 2, true, 6);
+	settle();
+	disconnect(&s1);
+	assert_int_equal(stats().q.waiting, 1);
+	s2 = accepted_session("192.168.77.9", ACKED, SESSION_A);
+	arrive(&s2, "m5", 2, true, 5);
+	arrive(&s2, "m6", 2, true, 6);
+	settle();
+	assert_int_equal(stats().duplicates, 1);
+	assert_int_equal(stats().q.received, 2);
+	assert_int_equal(fake_send_count(s2.qp), 0); /* 5 is not read yet */
+	assert_int_equal(srq_posted(), SLOTS - 3);   /* 6's slot held until then */
+	read_one("m6", 2);
+	settle();
+	assert_int_equal(fake_send_count(s2.qp), 0);
+	read_one("m5", 2);
+	settle();
+	assert_int_equal(fake_send_count(s2.qp), 1);
+	assert_int_equal(last_ack(&s2).acked, 6);
+	assert_int_equal(srq_posted(), SLOTS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -963,6 +1148,10 @@ int main(void)
 		T(disconnect_of_an_acknowledging_sender),
 		T(acknowledges_what_was_read),
 		T(acknowledges_the_prefix_read),
+		T(session_resend_is_acknowledged_not_queued),
+		T(other_session_same_numbers_are_queued),
+		T(version_1_sender_as_before),
+		T(session_duplicate_acknowledged_in_order),
 		T(failed_acknowledgement_closes),
 		T(failed_accept_is_counted),
 		T(listener_lost),

@@ -65,10 +65,13 @@ static const char *Status = "connecting";
 static int Unsent_cause;		/* what link_unsent_errno answers, 0: its default */
 static bool Unsent_asked_waited;
 
+static uint64_t Session; /* what the spool gave its link; link_session answers it */
+
 int link_new(const struct link_cfg *cfg, struct link **link_ptr)
 {
 	Ops = cfg->ops;
 	Ctx = cfg->ctx;
+	Session = cfg->session;
 	*link_ptr = &Link;
 	return 0;
 }
@@ -106,6 +109,12 @@ int link_post_imm(struct link *link, enum link_op op, size_t offset, uint32_t le
 	assert_true(Nposts < MAX_POSTS);
 	Posts[Nposts++] = (struct post){op, offset, len, wr_id, signaled, true, imm};
 	return 0;
+}
+
+uint64_t link_session(struct link *link)
+{
+	(void)link;
+	return Session;
 }
 
 bool link_acks(struct link *link)
@@ -1960,6 +1969,37 @@ static void resend_fails_after_send_timeout(void **state)
 	handle_delete(&sync);
 }
 
+/* a spool that offers receiver confirmation has a session of its own; transport has none */
+static void a_confirming_spool_has_a_session(void **state)
+{
+	(void)state;
+	uint64_t first = Session;
+
+	assert_int_not_equal(first, 0); /* confirm unset: auto offers confirmation */
+	assert_int_equal(stats().session, first);
+	/* a new spool (a new mount) gets a new one */
+	spool_stop(Sp);
+	spool_close(Sp);
+	spool_delete(&Sp);
+	assert_int_equal(spool_new(&Env, 2, &Cfg, &Sp), 0);
+	assert_int_not_equal(Session, 0);
+	assert_int_not_equal(Session, first);
+	/* confirm = transport: no session, a version 1 header */
+	spool_stop(Sp);
+	spool_close(Sp);
+	spool_delete(&Sp);
+	Cfg.confirm = RPMAFS_CONFIRM_TRANSPORT;
+	assert_int_equal(spool_new(&Env, 2, &Cfg, &Sp), 0);
+	assert_int_equal(Session, 0);
+	assert_int_equal(stats().session, 0);
+	Cfg.confirm = RPMAFS_CONFIRM_RECEIVER;
+	spool_stop(Sp);
+	spool_close(Sp);
+	spool_delete(&Sp);
+	assert_int_equal(spool_new(&Env, 2, &Cfg, &Sp), 0);
+	assert_int_not_equal(Session, 0);
+}
+
 /* a write by owner (the writing process's FUSE lock owner), as op_write makes it */
 static uintptr_t write_as(struct handle *fh, uint64_t owner, uint32_t len)
 {
@@ -2295,6 +2335,7 @@ int main(void)
 		T(fsync_asks_for_an_ack_and_waits_for_it),
 		T(unacked_messages_go_again_first),
 		T(resend_fails_after_send_timeout),
+		T(a_confirming_spool_has_a_session),
 		T(child_close_does_not_wait_for_the_writers_messages),
 		T(child_close_leaves_the_error_to_the_writer),
 		T(writer_close_waits_as_fsync),

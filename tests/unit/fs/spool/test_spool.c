@@ -1969,6 +1969,58 @@ static void resend_fails_after_send_timeout(void **state)
 	handle_delete(&sync);
 }
 
+/*
+ * The next connection goes to a receiver that does not acknowledge (auto:
+ * transport confirmation). The messages numbered on the first one and sent
+ * again on it are confirmed by their completions, as every message on it
+ * is: parked, they would wait for an acknowledgement that never comes, and
+ * the sync write, the fsync and the close behind them would hang.
+ */
+static void resend_on_a_plain_connection_finishes_by_completion(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+	struct handle *sync = open_handle(true);
+
+	Acks = true;
+	up(8);
+	write_msg(fh, 8);
+	uintptr_t r = write_msg(sync, 4);
+
+	complete(Posts[1].wr_id, IBV_WC_SUCCESS); /* parked, not acknowledged */
+	assert_int_equal(stats().unacked, 2);
+	lose_the_link();
+	assert_int_equal(spool_fsync(Sp, fh, (fuse_req_t)1000), 0);
+	assert_null(reply_of(1000));
+	Acks = false;
+	up(0);
+	/* again, in order, without immediate data: this receiver takes no numbers */
+	assert_int_equal(Nposts, 4);
+	assert_false(Posts[2].has_imm);
+	assert_false(Posts[3].has_imm);
+	assert_int_equal(Posts[2].len, 8);
+	assert_int_equal(Posts[3].len, 4);
+	assert_int_equal(stats().resent, 2);
+	assert_null(reply_of(r));
+	complete(Posts[3].wr_id, IBV_WC_SUCCESS);
+	struct spool_stats st = stats();
+
+	assert_int_equal(st.unacked, 0);
+	assert_int_equal(st.in_flight, 0);
+	assert_int_equal(st.pending, 0);
+	assert_int_equal(st.failed, 0);
+	assert_int_equal(st.completed, 2);
+	assert_int_equal(st.bytes_confirmed, 12);
+	assert_int_equal(Sp->cf.parked.count, 0);
+	assert_non_null(reply_of(r));
+	assert_int_equal(reply_of(r)->err, 0);
+	assert_non_null(reply_of(1000));
+	assert_int_equal(reply_of(1000)->err, 0);
+	assert_int_equal(pool_free_count(Pool), NSLOTS);
+	handle_delete(&fh);
+	handle_delete(&sync);
+}
+
 /* a spool that offers receiver confirmation has a session of its own; transport has none */
 static void a_confirming_spool_has_a_session(void **state)
 {
@@ -2335,6 +2387,7 @@ int main(void)
 		T(fsync_asks_for_an_ack_and_waits_for_it),
 		T(unacked_messages_go_again_first),
 		T(resend_fails_after_send_timeout),
+		T(resend_on_a_plain_connection_finishes_by_completion),
 		T(a_confirming_spool_has_a_session),
 		T(child_close_does_not_wait_for_the_writers_messages),
 		T(child_close_leaves_the_error_to_the_writer),

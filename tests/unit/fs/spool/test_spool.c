@@ -2021,6 +2021,53 @@ static void resend_on_a_plain_connection_finishes_by_completion(void **state)
 	handle_delete(&sync);
 }
 
+/*
+ * A message that waited for one outage and, once connected, still waits
+ * (for the receiver's credits) gets send_timeout_ms afresh at the next
+ * loss: the deadline of the first outage would fail it as soon as the
+ * second began.
+ */
+static void a_new_outage_gives_waiting_messages_a_new_deadline(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	Acks = true;
+	write_msg(fh, 4);
+	write_msg(fh, 4);
+	assert_true(Sp->pending.head->deadline_ms > 0); /* waits for the connection */
+	/* room for one */
+	up(1);
+	assert_int_equal(Nposts, 1);
+	assert_int_equal(stats().pending, 1);
+	assert_int_equal(Sp->pending.head->deadline_ms, 0); /* connected: no deadline */
+	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
+	ack(1, 0, 0); /* the first is written out; no room for the second yet */
+	assert_int_equal(stats().pending, 1);
+	/* the first outage's deadline passes, while connected (nothing in flight or parked) */
+	spool_tick(Sp, now_ms() + Cfg.send_timeout_ms + 1);
+	assert_int_equal(stats().failed + stats().refused, 0);
+	uint64_t t0 = now_ms();
+
+	Status = "reconnecting";
+	Ops->on_down(Ctx, LINK_LOST, "Connection lost");
+	uint64_t d = Sp->pending.head->deadline_ms;
+
+	assert_true(d >= t0 + Cfg.send_timeout_ms && d <= now_ms() + Cfg.send_timeout_ms);
+	spool_tick(Sp, t0 + Cfg.send_timeout_ms / 2);
+	assert_int_equal(stats().failed + stats().refused, 0);
+	Ops->on_down(Ctx, LINK_DRAINED, "drained");
+	up(8);
+	assert_int_equal(Nposts, 2);
+	assert_int_equal(Posts[1].imm & RPMAFS_SEQ_MASK, 2);
+	complete(Posts[1].wr_id, IBV_WC_SUCCESS);
+	ack(2, 8, 0);
+	assert_int_equal(stats().acked, 2);
+	assert_int_equal(stats().failed + stats().refused, 0);
+	assert_int_equal(spool_take_error(Sp, fh, NULL), 0);
+	handle_delete(&fh);
+}
+
 /* a spool that offers receiver confirmation has a session of its own; transport has none */
 static void a_confirming_spool_has_a_session(void **state)
 {
@@ -2389,6 +2436,7 @@ int main(void)
 		T(resend_fails_after_send_timeout),
 		T(resend_on_a_plain_connection_finishes_by_completion),
 		T(a_confirming_spool_has_a_session),
+		T(a_new_outage_gives_waiting_messages_a_new_deadline),
 		T(child_close_does_not_wait_for_the_writers_messages),
 		T(child_close_leaves_the_error_to_the_writer),
 		T(writer_close_waits_as_fsync),

@@ -366,7 +366,10 @@ static int open_stream(struct recv_output *out, const char *path)
 
 	if (path) {
 		/* never O_TRUNC: what an earlier run acknowledged stays (--fresh truncates) */
-		out->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+		out->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+		/* read back only for recovery (its last whole record): a FIFO, a write-only file */
+		if (out->fd < 0 && (errno == EACCES || errno == ENXIO))
+			out->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
 		if (out->fd < 0)
 			return -errno;
 		out->own_fd = true;
@@ -503,6 +506,7 @@ static int recover_dir(struct recv_output *out, const uint64_t *next, uint64_t *
 		close(fd);
 		return ret;
 	}
+	rewinddir(dir); /* the dup shares its offset with out->fd, read to the end before */
 	while ((de = readdir(dir)) != NULL) {
 		bool tmp;
 		uint64_t v;

@@ -101,6 +101,7 @@ struct recv_server {
 	uint64_t session_duplicates;	  /* numbered messages of a session seen before */
 	struct recv_state *state;	  /* NULL: the output does not last (or no --output) */
 	bool state_dirty;		  /* written since the last save */
+	bool state_plain; /* of those, records of senders without acknowledgements */
 };
 
 /* recv_wall_ms -- wall clock milliseconds: the sessions' clock (it is persisted) */
@@ -108,7 +109,9 @@ uint64_t recv_wall_ms(void);
 
 /*
  * recv_state_flush -- save the state (when something was written since)
- * before acknowledgements go out; 0, or -1: logged, the receiver stops
+ * before acknowledgements go out (durable: with --fsync), and after a
+ * batch that had records of senders that take none; 0, or -1: logged,
+ * the receiver stops
  */
 int recv_state_flush(struct recv_server *srv);
 

@@ -131,8 +131,12 @@ static void written(struct recv_conn *c, uint32_t num, uint32_t len)
 	}
 	if (c->session && srv->sessions)
 		rpmafs_sessions_mark(srv->sessions, c->session, num, recv_wall_ms());
-	if (srv->state)
+	if (srv->state) {
 		srv->state_dirty = true;
+		/* nothing will be acknowledged: the state is saved after the batch */
+		if (!c->confirm)
+			srv->state_plain = true;
+	}
 	c->messages++;
 	c->bytes += len;
 	srv->messages++;
@@ -165,6 +169,8 @@ static void repost_batch(struct recv_server *srv, const struct recv_batch *b)
 		i = k;
 	}
 }
+
+static int save_state(struct recv_server *srv, bool durable);
 
 uint64_t recv_wall_ms(void)
 {
@@ -259,17 +265,28 @@ void recv_deliver_flush(struct recv_server *srv)
 			i++;
 		}
 	}
+	/*
+	 * Records of plain senders (no acknowledgements): the state says they
+	 * are there, or a restart would cut them off. Not synced: their
+	 * senders were told nothing beyond the transport's confirmation.
+	 */
+	if (srv->state_plain)
+		(void)save_state(srv, false);
 	repost_batch(srv, b);
 }
 
 int recv_state_flush(struct recv_server *srv)
 {
+	return save_state(srv, srv->opts->fsync);
+}
+
+static int save_state(struct recv_server *srv, bool durable)
+{
 	int ret;
 
 	if (!srv->state || !srv->state_dirty)
 		return 0;
-	ret = recv_state_save(
-		srv->state, recv_output_position(srv->out), srv->sessions, srv->opts->fsync);
+	ret = recv_state_save(srv->state, recv_output_position(srv->out), srv->sessions, durable);
 	if (ret) {
 		recv_log(RECV_LOG_ERROR,
 			"cannot save the state of %s: %s; nothing more is acknowledged",
@@ -278,6 +295,7 @@ int recv_state_flush(struct recv_server *srv)
 		return -1;
 	}
 	srv->state_dirty = false;
+	srv->state_plain = false;
 	return 0;
 }
 

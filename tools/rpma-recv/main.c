@@ -353,10 +353,14 @@ static int setup_state(struct recv_server *srv, const struct recv_options *opts)
 	} else {
 		loaded = recv_state_load(path, opts->format, srv->sessions, &position, &why);
 		if (loaded < 0) {
+			bool io = loaded != -EINVAL && loaded != -EMEDIUMTYPE;
+
 			fprintf(stderr,
-				"rpma-recv: the state file %s: %s (%s); start with --fresh to "
-				"begin anew, or move it away to keep %s as it is\n",
-				path, why, strerror(-loaded), opts->output);
+				"rpma-recv: the state file %s: %s%s%s%s; start with --fresh to "
+				"begin anew, or move it away to keep %s as it is (then it is "
+				"continued after its last whole record)\n",
+				path, why, io ? " (" : "", io ? strerror(-loaded) : "",
+				io ? ")" : "", opts->output);
 			return -1;
 		}
 	}

@@ -366,9 +366,15 @@ static int open_stream(struct recv_output *out, const char *path)
 
 	if (path) {
 		/* never O_TRUNC: what an earlier run acknowledged stays (--fresh truncates) */
-		out->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-		/* read back only for recovery (its last whole record): a FIFO, a write-only file */
-		if (out->fd < 0 && (errno == EACCES || errno == ENXIO))
+		/*
+		 * Read back only for recovery (its last whole record), so only a
+		 * regular file is opened for reading too: a FIFO opened so would
+		 * never see its reader go (EPIPE)
+		 */
+		bool rd = stat(path, &st) != 0 || S_ISREG(st.st_mode);
+
+		out->fd = open(path, (rd ? O_RDWR : O_WRONLY) | O_CREAT | O_CLOEXEC, 0666);
+		if (out->fd < 0 && rd && errno == EACCES) /* a write-only file */
 			out->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
 		if (out->fd < 0)
 			return -errno;
@@ -602,6 +608,8 @@ int recv_output_recover(struct recv_output *out, const uint64_t *position, uint6
 			ret = len_whole_end(out->fd, end, &end);
 		else if (out->format == RECV_FORMAT_LINES)
 			ret = lines_whole_end(out->fd, end, &end);
+		if (ret == -EBADF) /* write-only: cannot be read back, kept whole */
+			ret = 0, end = (uint64_t)st.st_size;
 		if (ret)
 			return ret;
 	}

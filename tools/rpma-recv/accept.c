@@ -213,7 +213,13 @@ void recv_conn_request(struct recv_server *srv, struct rpma_conn_req **req)
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
 	if (facts.acked)
 		setup_confirm(c);
-	if (facts.kind == RPMAFS_PDATA_OK)
+	if (c->confirm)
+		c->session = facts.session;
+	if (facts.kind == RPMAFS_PDATA_OK && c->session)
+		snprintf(c->kind, sizeof(c->kind),
+			"rpmafs sender, max_message %" PRIu32 ", acknowledged, session %016" PRIx64,
+			facts.pd.max_message, c->session);
+	else if (facts.kind == RPMAFS_PDATA_OK)
 		snprintf(c->kind, sizeof(c->kind), "rpmafs sender, max_message %" PRIu32 "%s",
 			facts.pd.max_message, c->confirm ? ", acknowledged" : "");
 	else

@@ -508,7 +508,7 @@ void recv_conn_reap(struct recv_server *srv)
 void recv_conn_totals(const struct recv_server *srv, uint64_t *acks, uint64_t *duplicates)
 {
 	*acks = srv->acks;
-	*duplicates = srv->duplicates;
+	*duplicates = srv->duplicates + srv->session_duplicates;
 	for (const struct recv_conn *c = srv->conns; c; c = c->next) {
 		if (!c->confirm)
 			continue;

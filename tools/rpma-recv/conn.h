@@ -22,6 +22,8 @@
 #include "options.h"
 #include "output.h"
 #include "rxq.h"
+#include "sessions.h"
+#include "state.h"
 
 struct recv_conn;
 
@@ -90,10 +92,28 @@ struct recv_server {
 
 	struct recv_batch batch; /* what the completions being handled brought */
 
-	struct recv_conn *owed; /* connections that may owe their sender an acknowledgement */
-	uint32_t reserved;	/* receives of the shared queue held for acknowledging senders */
+	struct recv_conn *owed;	   /* connections that may owe their sender an acknowledgement */
+	uint32_t reserved;	   /* receives of the shared queue held for acknowledging senders */
 	uint64_t acks, duplicates; /* of connections that have ended */
+
+	/* exactly once (docs/design.md §8.6): sessions.h's table, state.h's file */
+	struct rpmafs_sessions *sessions; /* what was written, per sender session */
+	uint64_t session_duplicates;	  /* numbered messages of a session seen before */
+	struct recv_state *state;	  /* NULL: the output does not last (or no --output) */
+	bool state_dirty;		  /* written since the last save */
+	bool state_plain; /* of those, records of senders without acknowledgements */
 };
+
+/* recv_wall_ms -- wall clock milliseconds: the sessions' clock (it is persisted) */
+uint64_t recv_wall_ms(void);
+
+/*
+ * recv_state_flush -- save the state (when something was written since)
+ * before acknowledgements go out (durable: with --fsync), and after a
+ * batch that had records of senders that take none; 0, or -1: logged,
+ * the receiver stops
+ */
+int recv_state_flush(struct recv_server *srv);
 
 /*
  * recv_conn_request -- judge a connection request (--allow, private data,

@@ -33,7 +33,7 @@ struct recv_conn {
 	struct recv_conn *prev, *next; /* in srv->conns, or next in srv->dead */
 	unsigned long id;
 	char peer[INET6_ADDRSTRLEN + 32]; /* "from ADDR:PORT" for log lines */
-	char kind[64];			  /* what its private data said */
+	char kind[112];			  /* what its private data said */
 
 	struct rpma_conn *conn;
 	uint32_t qp_num;
@@ -64,6 +64,7 @@ struct recv_conn {
 	uint64_t messages, bytes, dropped;
 
 	struct recv_confirm *confirm; /* the sender takes acknowledgements (confirm.h) */
+	uint64_t session;	      /* the sender's session (with confirm), 0: none */
 	bool owed;		      /* in srv->owed: an acknowledgement may be due */
 	struct recv_conn *owed_next;
 };

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /*
  * The provider (the kernel, for rxe) writes received messages into our
@@ -128,6 +129,14 @@ static void written(struct recv_conn *c, uint32_t num, uint32_t len)
 		recv_confirm_written(c->confirm, num, recv_now_ms());
 		recv_deliver_owe(c);
 	}
+	if (c->session && srv->sessions)
+		rpmafs_sessions_mark(srv->sessions, c->session, num, recv_wall_ms());
+	if (srv->state) {
+		srv->state_dirty = true;
+		/* nothing will be acknowledged: the state is saved after the batch */
+		if (!c->confirm)
+			srv->state_plain = true;
+	}
 	c->messages++;
 	c->bytes += len;
 	srv->messages++;
@@ -161,9 +170,61 @@ static void repost_batch(struct recv_server *srv, const struct recv_batch *b)
 	}
 }
 
+static int save_state(struct recv_server *srv, bool durable);
+
+uint64_t recv_wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* entry i is a message of a session, written before (the table says so) */
+static bool seen_before(struct recv_server *srv, const struct recv_batch *b, size_t i)
+{
+	const struct recv_conn *c = b->conn[i];
+
+	return c->session && srv->sessions &&
+	       rpmafs_sessions_seen(srv->sessions, c->session, b->num[i], recv_wall_ms());
+}
+
+/* entry j has the (session, number) of one in [from, j): its re-send in the same batch */
+static bool again_in_run(const struct recv_batch *b, size_t from, size_t j)
+{
+	const struct recv_conn *c = b->conn[j];
+
+	if (!c->session)
+		return false;
+	for (size_t k = from; k < j; k++)
+		if (b->conn[k]->session == c->session && b->num[k] == b->num[j])
+			return true;
+	return false;
+}
+
+/*
+ * duplicate -- a message its session delivered before (on this or an
+ * earlier connection, or in an earlier run with a state file): not written,
+ * but acknowledged as if it were, in its place in the connection's order
+ */
+static void duplicate(struct recv_conn *c, uint32_t num)
+{
+	c->srv->session_duplicates++;
+	recv_log(RECV_LOG_DEBUG,
+		"connection %lu %s: message %" PRIu32 " of session %016" PRIx64
+		" was delivered before: a duplicate, acknowledged, not written",
+		c->id, c->peer, num, c->session);
+	recv_confirm_written(c->confirm, num, recv_now_ms());
+	recv_deliver_owe(c);
+}
+
 /*
  * A record that fails is the error of its connection (output_failed), and
- * what comes after it goes on as it would have one by one.
+ * what comes after it goes on as it would have one by one. A message of a
+ * session is asked about (rpmafs_sessions_seen) before it is written and
+ * marked once it is; a run written at once ends before a message whose
+ * (session, number) an earlier one of the run has, so that it is asked
+ * about after that one was marked -- or not, if its write failed.
  */
 void recv_deliver_flush(struct recv_server *srv)
 {
@@ -172,7 +233,7 @@ void recv_deliver_flush(struct recv_server *srv)
 	 * drain its CQ (start_settling), which fills and flushes a new batch.
 	 */
 	struct recv_batch taken = srv->batch, *b = &taken;
-	size_t i = 0, done;
+	size_t i = 0, j, done;
 	int ret;
 
 	srv->batch.n = 0;
@@ -186,8 +247,16 @@ void recv_deliver_flush(struct recv_server *srv)
 			i++;
 			continue;
 		}
+		if (seen_before(srv, b, i)) {
+			duplicate(c, b->num[i]);
+			i++;
+			continue;
+		}
+		for (j = i + 1; j < b->n; j++)
+			if (b->conn[j]->discard || again_in_run(b, i, j) || seen_before(srv, b, j))
+				break;
 		done = 0;
-		ret = recv_output_write_batch(srv->out, b->rec + i, b->n - i, &done);
+		ret = recv_output_write_batch(srv->out, b->rec + i, j - i, &done);
 		for (size_t k = i; k < i + done; k++)
 			written(b->conn[k], b->num[k], (uint32_t)b->rec[k].len);
 		i += done;
@@ -196,7 +265,38 @@ void recv_deliver_flush(struct recv_server *srv)
 			i++;
 		}
 	}
+	/*
+	 * Records of plain senders (no acknowledgements): the state says they
+	 * are there, or a restart would cut them off. Not synced: their
+	 * senders were told nothing beyond the transport's confirmation.
+	 */
+	if (srv->state_plain)
+		(void)save_state(srv, false);
 	repost_batch(srv, b);
+}
+
+int recv_state_flush(struct recv_server *srv)
+{
+	return save_state(srv, srv->opts->fsync);
+}
+
+static int save_state(struct recv_server *srv, bool durable)
+{
+	int ret;
+
+	if (!srv->state || !srv->state_dirty)
+		return 0;
+	ret = recv_state_save(srv->state, recv_output_position(srv->out), srv->sessions, durable);
+	if (ret) {
+		recv_log(RECV_LOG_ERROR,
+			"cannot save the state of %s: %s; nothing more is acknowledged",
+			recv_output_name(srv->out), strerror(-ret));
+		srv->stop = RECV_STOP_OUTPUT_GONE;
+		return -1;
+	}
+	srv->state_dirty = false;
+	srv->state_plain = false;
+	return 0;
 }
 
 int recv_deliver_send_ack(struct recv_conn *c)
@@ -204,6 +304,11 @@ int recv_deliver_send_ack(struct recv_conn *c)
 	const char *why;
 	int ret;
 
+	/* what the acknowledgement covers is in the state file first (state.h) */
+	if (recv_state_flush(c->srv)) {
+		recv_conn_close(c, "state not saved");
+		return -1;
+	}
 	ret = recv_confirm_send(c->confirm, c->conn, recv_rxq_send_cq(c->srv->rxq, c), &why);
 	if (ret < 0) {
 		recv_log(RECV_LOG_ERROR, "connection %lu %s: sending an acknowledgement: %s", c->id,

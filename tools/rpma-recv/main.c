@@ -312,6 +312,83 @@ static int watchdog(struct loop *lp)
 	return next - now > INT_MAX ? INT_MAX : (int)(next - now);
 }
 
+/*
+ * setup_state -- exactly once (docs/design.md §8.6): the sessions table,
+ * and where the output lasts, its state file: loaded, the output cut
+ * back to what it says was acknowledged, then written anew (state.h).
+ * --fresh: the file truncated, the state forgotten. 0, or -1 (said).
+ */
+static int setup_state(struct recv_server *srv, const struct recv_options *opts)
+{
+	struct rpmafs_sessions_limits lim = {opts->max_sessions, opts->session_ttl_ms};
+	char path[PATH_MAX];
+	uint64_t position = 0, cut = 0;
+	const char *why = "ok";
+	int loaded = 0, ret;
+
+	ret = rpmafs_sessions_new(&lim, &srv->sessions);
+	if (ret) {
+		fprintf(stderr, "rpma-recv: the sessions table: %s\n", strerror(-ret));
+		return -1;
+	}
+	if (!opts->output || !recv_output_lasts(srv->out)) {
+		if (opts->output || opts->fresh)
+			recv_log(RECV_LOG_DEBUG, "%s does not last: no state file (at least once)",
+				recv_output_name(srv->out));
+		return 0;
+	}
+	if (recv_state_path(opts->format, opts->output, path, sizeof(path))) {
+		fprintf(stderr, "rpma-recv: %s: the state file's path is too long\n", opts->output);
+		return -1;
+	}
+	if (opts->fresh) {
+		ret = recv_output_truncate(srv->out);
+		if (!ret)
+			ret = recv_state_remove(path);
+		if (ret) {
+			fprintf(stderr, "rpma-recv: --fresh: %s: %s\n", opts->output,
+				strerror(-ret));
+			return -1;
+		}
+	} else {
+		loaded = recv_state_load(path, opts->format, srv->sessions, &position, &why);
+		if (loaded < 0) {
+			bool io = loaded != -EINVAL && loaded != -EMEDIUMTYPE;
+
+			fprintf(stderr,
+				"rpma-recv: the state file %s: %s%s%s%s; start with --fresh to "
+				"begin anew, or move it away to keep %s as it is (then it is "
+				"continued after its last whole record)\n",
+				path, why, io ? " (" : "", io ? strerror(-loaded) : "",
+				io ? ")" : "", opts->output);
+			return -1;
+		}
+	}
+	ret = recv_output_recover(srv->out, loaded ? &position : NULL, &cut);
+	if (ret) {
+		fprintf(stderr, "rpma-recv: recovering %s: %s\n", opts->output, strerror(-ret));
+		return -1;
+	}
+	ret = recv_state_create(path, opts->format, opts->max_sessions,
+		recv_output_position(srv->out), srv->sessions, &srv->state);
+	if (ret) {
+		fprintf(stderr, "rpma-recv: cannot write the state file %s: %s\n", path,
+			strerror(-ret));
+		return -1;
+	}
+	recv_log(RECV_LOG_NOTICE,
+		"%s: %s; continuing at %s %" PRIu64 " (%" PRIu64 " %s past it removed), "
+		"%u sessions remembered",
+		recv_output_name(srv->out),
+		opts->fresh ? "--fresh, state forgotten"
+		: loaded    ? "state loaded from " RECV_STATE_NAME
+			    : "no state file yet",
+		opts->format == RECV_FORMAT_DIR ? "number" : "byte", recv_output_position(srv->out),
+		cut, opts->format == RECV_FORMAT_DIR ? "files" : "bytes",
+		rpmafs_sessions_count(srv->sessions));
+	return 0;
+}
+
 static void metric1(struct promtext *pt, const char *name, enum promtext_type type,
 	const char *help, uint64_t n)
 {
@@ -346,7 +423,18 @@ static void metrics_write(struct loop *lp, bool final)
 	metric1(pt, "rpma_recv_acks_total", PROMTEXT_COUNTER,
 		"Acknowledgements sent to receiver-confirmed senders.", acks);
 	metric1(pt, "rpma_recv_duplicates_total", PROMTEXT_COUNTER,
-		"Messages dropped as a number already taken on their connection.", dups);
+		"Messages acknowledged but not written again: a number already taken on "
+		"their connection, or of their session.",
+		dups);
+	metric1(pt, "rpma_recv_sessions", PROMTEXT_GAUGE,
+		"Sender sessions remembered for duplicates.",
+		srv->sessions ? rpmafs_sessions_count(srv->sessions) : 0);
+	metric1(pt, "rpma_recv_sessions_evicted_total", PROMTEXT_COUNTER,
+		"Sessions forgotten because the table was full (--max-sessions).",
+		srv->sessions ? rpmafs_sessions_evicted(srv->sessions) : 0);
+	metric1(pt, "rpma_recv_sessions_expired_total", PROMTEXT_COUNTER,
+		"Sessions forgotten after --session-ttl-ms unseen.",
+		srv->sessions ? rpmafs_sessions_expired(srv->sessions) : 0);
 	metric1(pt, "rpma_recv_connections", PROMTEXT_GAUGE, "Connections open now.", srv->open);
 	metric1(pt, "rpma_recv_registered_bytes", PROMTEXT_GAUGE,
 		"Bytes of registered (pinned) receive buffers.", srv->locked);
@@ -506,11 +594,26 @@ int main(int argc, char *argv[])
 	ret = recv_output_open(opts.format, opts.output, &lp.srv.out);
 	if (!ret)
 		recv_output_set_durable(lp.srv.out, opts.fsync);
+	if (ret == -EWOULDBLOCK) {
+		fprintf(stderr,
+			"rpma-recv: %s is in use: another rpma-recv holds its lock (one "
+			"receiver per output)\n",
+			opts.output);
+		recv_options_fini(&opts);
+		return EXIT_FAILURE;
+	}
 	if (ret) {
 		fprintf(stderr, "rpma-recv: cannot open %s%s: %s\n",
 			opts.output ? opts.output : "standard output",
 			opts.format == RECV_FORMAT_DIR ? " as the output directory" : "",
 			strerror(-ret));
+		recv_options_fini(&opts);
+		return EXIT_FAILURE;
+	}
+	if (setup_state(&lp.srv, &opts)) {
+		recv_state_close(&lp.srv.state);
+		rpmafs_sessions_delete(&lp.srv.sessions);
+		(void)recv_output_close(&lp.srv.out);
 		recv_options_fini(&opts);
 		return EXIT_FAILURE;
 	}
@@ -521,6 +624,8 @@ int main(int argc, char *argv[])
 		ret = setup_loop(&lp);
 	if (ret) {
 		teardown(&lp);
+		recv_state_close(&lp.srv.state);
+		rpmafs_sessions_delete(&lp.srv.sessions);
 		(void)recv_output_close(&lp.srv.out);
 		recv_options_fini(&opts);
 		return ret == EXIT_USAGE ? EXIT_USAGE : EXIT_FAILURE;
@@ -532,6 +637,8 @@ int main(int argc, char *argv[])
 					    (uint64_t)recv_now_ms(), &lp.metrics_file))) {
 		fprintf(stderr, "rpma-recv: out of memory\n");
 		teardown(&lp);
+		recv_state_close(&lp.srv.state);
+		rpmafs_sessions_delete(&lp.srv.sessions);
 		(void)recv_output_close(&lp.srv.out);
 		recv_options_fini(&opts);
 		return EXIT_FAILURE;
@@ -550,6 +657,10 @@ int main(int argc, char *argv[])
 
 	recv_conn_drop_all(&lp.srv, "exiting");
 	recv_conn_reap(&lp.srv);
+	/* the last records into the state too (synced first with --fsync) */
+	if (lp.srv.state && lp.srv.state_dirty && lp.srv.stop != RECV_STOP_OUTPUT_GONE &&
+		(!opts.fsync || !recv_output_sync(lp.srv.out)))
+		(void)recv_state_flush(&lp.srv);
 	if (lp.metrics_file)
 		metrics_write(&lp, true);
 	if (lp.srv.rxq) {
@@ -558,6 +669,8 @@ int main(int argc, char *argv[])
 	}
 	teardown(&lp);
 
+	recv_state_close(&lp.srv.state);
+	rpmafs_sessions_delete(&lp.srv.sessions);
 	ret = recv_output_close(&lp.srv.out);
 	if (ret) {
 		fprintf(stderr, "rpma-recv: closing the output: %s\n", strerror(-ret));

@@ -10,6 +10,7 @@
 #include "options.h"
 #include "size.h"
 #include "pdata.h"
+#include "sessions.h"
 
 #define PROG "rpma-recv"
 
@@ -26,6 +27,11 @@ static const char usage_text[] =
 	"      --max-connections N   connections open at once (default 4096)\n"
 	"  -f, --format FORMAT       raw, lines, len or dir (default raw)\n"
 	"  -o, --output PATH         file (or directory, for dir) instead of standard output\n"
+	"      --fresh               start the output empty: truncate FILE and forget the\n"
+	"                            state file (default: continue what is there)\n"
+	"      --max-sessions N      sender sessions remembered for duplicates\n"
+	"                            (default 4096, at most 16777216)\n"
+	"      --session-ttl-ms MS   forget a session unseen for MS (default 86400000)\n"
 	"  -c, --count N             exit after writing N messages in all\n"
 	"      --fsync               acknowledge a message to its sender only once it is\n"
 	"                            synced to disk (fdatasync; dir: each file, then the\n"
@@ -190,6 +196,16 @@ static int apply_option(int opt, const char *arg, bool have_allow, struct recv_o
 		return 0;
 	case 'c':
 		return option_number("count", arg, UINT64_MAX, &opts->count);
+	case 'R':
+		opts->fresh = true;
+		return 0;
+	case 'X':
+		if (option_number("max-sessions", arg, RPMAFS_SESSIONS_MAX_LIMIT, &v))
+			return -1;
+		opts->max_sessions = (unsigned)v;
+		return 0;
+	case 'T':
+		return option_number("session-ttl-ms", arg, UINT64_MAX / 2, &opts->session_ttl_ms);
 	case 'a':
 		if (!have_allow) {
 			fprintf(stderr, PROG
@@ -242,6 +258,9 @@ enum recv_parse_result recv_options_parse(
 		{"output", required_argument, NULL, 'o'},
 		{"count", required_argument, NULL, 'c'},
 		{"fsync", no_argument, NULL, 'F'},
+		{"fresh", no_argument, NULL, 'R'},
+		{"max-sessions", required_argument, NULL, 'X'},
+		{"session-ttl-ms", required_argument, NULL, 'T'},
 		{"allow", required_argument, NULL, 'a'},
 		{"metrics", required_argument, NULL, 'P'},
 		{"metrics-interval-ms", required_argument, NULL, 'I'},
@@ -262,6 +281,8 @@ enum recv_parse_result recv_options_parse(
 	opts->format = RECV_FORMAT_RAW;
 	opts->verbosity = RECV_NORMAL;
 	opts->metrics_interval_ms = RECV_DEFAULT_METRICS_INTERVAL_MS;
+	opts->max_sessions = RPMAFS_SESSIONS_MAX_DEFAULT;
+	opts->session_ttl_ms = RPMAFS_SESSIONS_TTL_DEFAULT_MS;
 	if (recv_allow_new(&opts->allow)) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return RECV_PARSE_ERROR;

@@ -38,6 +38,9 @@ struct recv_options {
 	struct recv_allow *allow;
 	enum recv_verbosity verbosity;
 	bool fsync;		      /* --fsync: acknowledge only what is synced to disk */
+	bool fresh;		      /* --fresh: truncate the output, forget the state file */
+	unsigned max_sessions;	      /* --max-sessions: 1 .. RPMAFS_SESSIONS_MAX_LIMIT */
+	uint64_t session_ttl_ms;      /* --session-ttl-ms */
 	const char *metrics;	      /* --metrics PATH: the Prometheus text file; NULL: none */
 	uint32_t metrics_interval_ms; /* --metrics-interval-ms: 100 .. 3600000 */
 };

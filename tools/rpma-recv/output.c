@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -325,6 +326,21 @@ static int first_free_seq(int dirfd, uint64_t *seq)
 	return 0;
 }
 
+/*
+ * lock_output -- one rpma-recv per output: an exclusive flock(2) on the
+ * file or the directory, held while it is open. EWOULDBLOCK: another has it.
+ */
+static int lock_output(int fd)
+{
+	while (flock(fd, LOCK_EX | LOCK_NB)) {
+		if (errno == EWOULDBLOCK)
+			return -1;
+		if (errno != EINTR)
+			return 0; /* a file system without locks: not ours to refuse */
+	}
+	return 0;
+}
+
 static int open_dir(struct recv_output *out, const char *path)
 {
 	int ret;
@@ -338,6 +354,8 @@ static int open_dir(struct recv_output *out, const char *path)
 	if (out->fd < 0)
 		return -errno;
 	out->own_fd = true;
+	if (lock_output(out->fd))
+		return -errno;
 	ret = first_free_seq(out->fd, &out->next_seq);
 	return ret;
 }
@@ -347,10 +365,22 @@ static int open_stream(struct recv_output *out, const char *path)
 	struct stat st;
 
 	if (path) {
-		out->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		/* never O_TRUNC: what an earlier run acknowledged stays (--fresh truncates) */
+		/*
+		 * Read back only for recovery (its last whole record), so only a
+		 * regular file is opened for reading too: a FIFO opened so would
+		 * never see its reader go (EPIPE)
+		 */
+		bool rd = stat(path, &st) != 0 || S_ISREG(st.st_mode);
+
+		out->fd = open(path, (rd ? O_RDWR : O_WRONLY) | O_CREAT | O_CLOEXEC, 0666);
+		if (out->fd < 0 && rd && errno == EACCES) /* a write-only file */
+			out->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
 		if (out->fd < 0)
 			return -errno;
 		out->own_fd = true;
+		if (lock_output(out->fd))
+			return -errno;
 	} else {
 		out->fd = STDOUT_FILENO;
 		if (fcntl(out->fd, F_GETFL) < 0)
@@ -359,6 +389,9 @@ static int open_stream(struct recv_output *out, const char *path)
 	if (fstat(out->fd, &st))
 		return -errno;
 	out->rollback = S_ISREG(st.st_mode);
+	/* continue at the end (recv_output_recover() may cut back first) */
+	if (out->rollback && path && lseek(out->fd, 0, SEEK_END) < 0)
+		return -errno;
 
 	if (out->format == RECV_FORMAT_LINES) {
 		out->line_buf = malloc(LINE_CHUNK);
@@ -428,4 +461,171 @@ int recv_output_sync(struct recv_output *out)
 	if (ret && (errno == EINVAL || errno == EROFS || errno == ENOTSUP))
 		return 0;
 	return ret ? -errno : 0;
+}
+
+bool recv_output_lasts(const struct recv_output *out)
+{
+	return out->format == RECV_FORMAT_DIR || (out->own_fd && out->rollback);
+}
+
+uint64_t recv_output_position(const struct recv_output *out)
+{
+	off_t at;
+
+	if (out->format == RECV_FORMAT_DIR)
+		return out->next_seq;
+	at = lseek(out->fd, 0, SEEK_CUR);
+	return at < 0 ? 0 : (uint64_t)at;
+}
+
+/* is name a 20-digit message file, or a leftover ".<20 digits>.tmp"? its number */
+static bool seq_name(const char *name, bool *tmp, uint64_t *v)
+{
+	size_t len = strlen(name);
+
+	if (len == SEQ_DIGITS + 5 && name[0] == '.' && strcmp(name + 1 + SEQ_DIGITS, ".tmp") == 0 &&
+		strspn(name + 1, "0123456789") == SEQ_DIGITS) {
+		*tmp = true;
+		*v = strtoull(name + 1, NULL, 10);
+		return true;
+	}
+	if (len == SEQ_DIGITS && strspn(name, "0123456789") == SEQ_DIGITS) {
+		*tmp = false;
+		*v = strtoull(name, NULL, 10);
+		return true;
+	}
+	return false;
+}
+
+/* dir: remove leftover .N.tmp and, with a recorded next number, files at or past it */
+static int recover_dir(struct recv_output *out, const uint64_t *next, uint64_t *cut)
+{
+	int fd = dup(out->fd), ret = 0;
+	DIR *dir;
+	struct dirent *de;
+
+	if (fd < 0)
+		return -errno;
+	dir = fdopendir(fd);
+	if (!dir) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	rewinddir(dir); /* the dup shares its offset with out->fd, read to the end before */
+	while ((de = readdir(dir)) != NULL) {
+		bool tmp;
+		uint64_t v;
+
+		if (!seq_name(de->d_name, &tmp, &v) || (!tmp && (!next || v < *next)))
+			continue;
+		if (unlinkat(out->fd, de->d_name, 0) && errno != ENOENT) {
+			ret = -errno;
+			break;
+		}
+		if (!tmp)
+			++*cut;
+	}
+	closedir(dir);
+	if (!ret && next && *next > 0)
+		out->next_seq = *next;
+	return ret;
+}
+
+/* len: the end of the last whole record from the start of the file */
+static int len_whole_end(int fd, uint64_t size, uint64_t *end)
+{
+	uint64_t at = 0;
+	uint8_t hdr[4];
+
+	for (;;) {
+		ssize_t n;
+		uint64_t len;
+
+		if (size - at < 4)
+			break;
+		n = pread(fd, hdr, 4, (off_t)at);
+		if (n < 0)
+			return -errno;
+		if (n < 4)
+			break;
+		len = (uint64_t)hdr[0] | (uint64_t)hdr[1] << 8 | (uint64_t)hdr[2] << 16 |
+		      (uint64_t)hdr[3] << 24;
+		if (size - at - 4 < len)
+			break;
+		at += 4 + len;
+	}
+	*end = at;
+	return 0;
+}
+
+/* lines: just past the last '\n' */
+static int lines_whole_end(int fd, uint64_t size, uint64_t *end)
+{
+	uint8_t buf[4096];
+	uint64_t at = size;
+
+	while (at > 0) {
+		size_t want = at < sizeof(buf) ? (size_t)at : sizeof(buf);
+		ssize_t n = pread(fd, buf, want, (off_t)(at - want));
+
+		if (n < 0)
+			return -errno;
+		if ((size_t)n < want)
+			return -EIO;
+		for (size_t i = want; i > 0; i--) {
+			if (buf[i - 1] == '\n') {
+				*end = at - want + i;
+				return 0;
+			}
+		}
+		at -= want;
+	}
+	*end = 0;
+	return 0;
+}
+
+int recv_output_recover(struct recv_output *out, const uint64_t *position, uint64_t *cut)
+{
+	struct stat st;
+	uint64_t end;
+	int ret;
+
+	*cut = 0;
+	if (out->format == RECV_FORMAT_DIR)
+		return recover_dir(out, position, cut);
+	if (!out->rollback || !out->own_fd)
+		return 0;
+	if (fstat(out->fd, &st))
+		return -errno;
+	end = (uint64_t)st.st_size;
+	if (position && *position <= end) {
+		end = *position;
+	} else {
+		/* no state (or a file shorter than it says): the last whole record */
+		ret = 0;
+		if (out->format == RECV_FORMAT_LEN)
+			ret = len_whole_end(out->fd, end, &end);
+		else if (out->format == RECV_FORMAT_LINES)
+			ret = lines_whole_end(out->fd, end, &end);
+		if (ret == -EBADF) /* write-only: cannot be read back, kept whole */
+			ret = 0, end = (uint64_t)st.st_size;
+		if (ret)
+			return ret;
+	}
+	if (end < (uint64_t)st.st_size && ftruncate(out->fd, (off_t)end))
+		return -errno;
+	*cut = (uint64_t)st.st_size - end;
+	if (lseek(out->fd, (off_t)end, SEEK_SET) < 0)
+		return -errno;
+	return 0;
+}
+
+int recv_output_truncate(struct recv_output *out)
+{
+	if (out->format == RECV_FORMAT_DIR || !out->rollback || !out->own_fd)
+		return 0;
+	if (ftruncate(out->fd, 0) || lseek(out->fd, 0, SEEK_SET) < 0)
+		return -errno;
+	return 0;
 }

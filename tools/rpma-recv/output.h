@@ -32,8 +32,11 @@ struct recv_output;
 
 /*
  * recv_output_open -- open the output: path NULL means standard output
- * (not for dir). A stream file is created or truncated; a dir is created
- * when missing (one level). Returns 0 or a negative errno.
+ * (not for dir). A stream file is created when missing and continued at
+ * its end, never truncated (recv_output_truncate() is --fresh); a dir is
+ * created when missing (one level). A file or dir opened by path is
+ * locked (flock, exclusive): -EWOULDBLOCK when another rpma-recv holds it.
+ * Returns 0 or a negative errno.
  */
 int recv_output_open(enum recv_format format, const char *path, struct recv_output **out_ptr);
 
@@ -94,5 +97,33 @@ const char *recv_output_name(const struct recv_output *out);
  * close.
  */
 int recv_output_close(struct recv_output **out_ptr);
+
+/*
+ * recv_output_lasts -- the output outlives the process: a regular file
+ * opened by path, or a dir (not standard output, a pipe or a terminal)
+ */
+bool recv_output_lasts(const struct recv_output *out);
+
+/*
+ * recv_output_position -- where the output is: a stream's length written
+ * so far (its offset), or dir's next sequence number
+ */
+uint64_t recv_output_position(const struct recv_output *out);
+
+/*
+ * recv_output_recover -- at start, before anything is written: with
+ * position (what the state file recorded as acknowledged), cut a file
+ * back to that length, or remove dir files numbered at or past it and
+ * number on from it. Without (no state file): len keeps the whole records
+ * from the start and cuts a torn last one, lines cuts after the last
+ * '\n', raw keeps everything; dir numbers on after the highest file. Either
+ * way dir's leftover ".N.tmp" files are removed. A file shorter than
+ * position is treated as without. *cut: the bytes (dir: files) removed.
+ * Returns 0 or a negative errno.
+ */
+int recv_output_recover(struct recv_output *out, const uint64_t *position, uint64_t *cut);
+
+/* recv_output_truncate -- --fresh: a file becomes empty (dir: nothing is removed) */
+int recv_output_truncate(struct recv_output *out);
 
 #endif /* RPMA_RECV_OUTPUT_H */

@@ -189,7 +189,9 @@ static char **dir_files(size_t *count)
 	if (!d)
 		fail("cannot open directory %s: %s", input, strerror(errno));
 	while ((de = readdir(d)) != NULL) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+		/* rpma-recv's state file (tools/rpma-recv/state.h) lives there too */
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+			!strcmp(de->d_name, ".rpma-recv-state"))
 			continue;
 		if (strlen(de->d_name) != 20 || strspn(de->d_name, "0123456789") != 20)
 			fail("unexpected file in %s: '%s'", input, de->d_name);

@@ -11,6 +11,8 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
@@ -24,6 +26,7 @@
 #include "conn_priv.h"
 #include "log.h"
 #include "pdata.h"
+#include "sessions.h"
 
 /*
  * conn.c, confirm.c and srq.c take their registered buffers from
@@ -405,6 +408,71 @@ static void ack_shares_stay_within_the_queue(void **state)
 	fx_stop(&f);
 }
 
+static void push(struct recv_server *srv, struct recv_conn *c, uint32_t num, const char *msg)
+{
+	struct recv_batch *b = &srv->batch;
+
+	b->rec[b->n] = (struct recv_record){msg, strlen(msg)};
+	b->conn[b->n] = c;
+	b->num[b->n++] = num;
+}
+
+/*
+ * Exactly once across connections: a message and its re-send in one batch
+ * (two connections of one session, the old one not torn down yet) are
+ * written once and acknowledged on both; a re-send in a later batch is
+ * known by the table; another session's same numbers are its own.
+ */
+static void batch_resend_is_written_once(void **unused)
+{
+	struct recv_options opts = {0};
+	struct recv_server srv = {0};
+	struct recv_confirm ca = {0}, cb = {0}, cc = {0};
+	struct recv_conn a = {0}, b = {0}, c = {0};
+	char path[] = "/tmp/test-recv-dup.XXXXXX";
+	static const char want[] = "\3\0\0\0one\3\0\0\0two\5\0\0\0three\3\0\0\0one";
+	char got[64];
+	int fd = mkstemp(path);
+
+	(void)unused;
+	assert_true(fd >= 0);
+	close(fd);
+	srv.opts = &opts;
+	assert_int_equal(recv_output_open(RECV_FORMAT_LEN, path, &srv.out), 0);
+	assert_int_equal(rpmafs_sessions_new(NULL, &srv.sessions), 0);
+	a = (struct recv_conn){.srv = &srv, .id = 1, .confirm = &ca, .session = 0x5e55};
+	b = (struct recv_conn){.srv = &srv, .id = 2, .confirm = &cb, .session = 0x5e55};
+	c = (struct recv_conn){.srv = &srv, .id = 3, .confirm = &cc, .session = 0xe7e};
+
+	push(&srv, &a, 1, "one");
+	push(&srv, &a, 2, "two");
+	push(&srv, &b, 1, "one"); /* the re-sends, on the new connection */
+	push(&srv, &b, 2, "two");
+	push(&srv, &b, 3, "three");
+	recv_deliver_flush(&srv);
+	assert_int_equal(srv.messages, 3);
+	assert_int_equal(srv.session_duplicates, 2);
+	assert_int_equal(ca.written, 2);
+	assert_int_equal(cb.written, 3); /* acknowledged as if written, in order */
+	assert_int_equal(cb.unacked, 3);
+
+	push(&srv, &b, 3, "three"); /* a later batch: the table knows it */
+	push(&srv, &c, 1, "one");   /* another session's number 1 */
+	recv_deliver_flush(&srv);
+	assert_int_equal(srv.messages, 4);
+	assert_int_equal(srv.session_duplicates, 3);
+	assert_int_equal(cc.written, 1);
+
+	assert_int_equal(recv_output_close(&srv.out), 0);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, got, sizeof(got)), sizeof(want) - 1);
+	assert_memory_equal(got, want, sizeof(want) - 1);
+	close(fd);
+	unlink(path);
+	rpmafs_sessions_delete(&srv.sessions);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -416,6 +484,7 @@ int main(void)
 		rpma_unit_test(output_gone_disconnects_at_once),
 		rpma_unit_test(transition_table),
 		rpma_unit_test(illegal_transition_is_refused),
+		rpma_unit_test(batch_resend_is_written_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

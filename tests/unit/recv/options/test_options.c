@@ -150,6 +150,9 @@ static void defaults(void **unused)
 	assert_int_equal(o.verbosity, RECV_NORMAL);
 	assert_null(o.metrics);
 	assert_int_equal(o.metrics_interval_ms, 10000);
+	assert_false(o.fresh);
+	assert_int_equal(o.max_sessions, 4096);
+	assert_true(o.session_ttl_ms == 24ull * 3600 * 1000);
 	recv_options_fini(&o);
 	assert_null(o.allow);
 
@@ -174,8 +177,12 @@ static void every_option(void **unused)
 			"--format", "dir", "--output", "/tmp/x", "--count", "18446744073709551615",
 			"--allow", "10.0.0.0/8", "-a", "fd00::/8", "--verbose", "--no-srq",
 			"--max-connections", "1000000", "--metrics", "/tmp/r.prom",
-			"--metrics-interval-ms", "100", NULL),
+			"--metrics-interval-ms", "100", "--fresh", "--max-sessions", "16777216",
+			"--session-ttl-ms", "1", NULL),
 		RECV_PARSE_OK);
+	assert_true(o.fresh);
+	assert_int_equal(o.max_sessions, 1u << 24);
+	assert_true(o.session_ttl_ms == 1);
 	assert_string_equal(o.metrics, "/tmp/r.prom");
 	assert_int_equal(o.metrics_interval_ms, 100);
 	assert_string_equal(o.addr, "fd00::1");
@@ -231,6 +238,11 @@ static void bad_command_lines(void **unused)
 	refused(true, "-l", "1.2.3.4", "--metrics-interval-ms=99");
 	refused(true, "-l", "1.2.3.4", "--metrics-interval-ms=3600001");
 	refused(true, "-l", "1.2.3.4", "--metrics-interval-ms=1s");
+	refused(true, "-l", "1.2.3.4", "--max-sessions=0");
+	refused(true, "-l", "1.2.3.4", "--max-sessions=16777217");
+	refused(true, "-l", "1.2.3.4", "--session-ttl-ms=0");
+	refused(true, "-l", "1.2.3.4", "--session-ttl-ms=1h");
+	refused(true, "-l", "1.2.3.4", "--fresh=1");
 }
 
 static void help_and_version(void **unused)

@@ -377,12 +377,13 @@ static int setup_state(struct recv_server *srv, const struct recv_options *opts)
 		return -1;
 	}
 	recv_log(RECV_LOG_NOTICE,
-		"%s: %s; continuing at %s %" PRIu64 " (%" PRIu64 " %s past it removed), "
+		"%s: %s%s; continuing at %s %" PRIu64 " (%" PRIu64 " %s past it removed), "
 		"%u sessions remembered",
 		recv_output_name(srv->out),
 		opts->fresh ? "--fresh, state forgotten"
-		: loaded    ? "state loaded from " RECV_STATE_NAME
+		: loaded    ? "state loaded from "
 			    : "no state file yet",
+		!opts->fresh && loaded ? path : "",
 		opts->format == RECV_FORMAT_DIR ? "number" : "byte", recv_output_position(srv->out),
 		cut, opts->format == RECV_FORMAT_DIR ? "files" : "bytes",
 		rpmafs_sessions_count(srv->sessions));

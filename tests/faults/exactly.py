@@ -18,6 +18,7 @@ A message is b"batch-BB msg-MMM\\n": unique, and it names its place in the
 stream.
 """
 import random
+import sys
 import re
 import struct
 import threading
@@ -92,6 +93,67 @@ def read_dir(path):
         with open(os.path.join(path, n), "rb") as f:
             msgs.append(f.read())
     return msgs
+
+
+def proc_threads(pid):
+    """One line per thread of pid: name, state, wchan, system call."""
+    out = []
+    try:
+        for tid in sorted(os.listdir("/proc/%d/task" % pid), key=int):
+            base = "/proc/%d/task/%s/" % (pid, tid)
+            parts = []
+            for f in ("comm", "wchan", "syscall"):
+                try:
+                    parts.append(open(base + f).read().strip().split(" ")[0])
+                except OSError:
+                    parts.append("?")
+            try:
+                state = open(base + "stat").read().rpartition(")")[2].split()[0]
+            except OSError:
+                state = "?"
+            out.append("  %s %s %s wchan=%s syscall=%s" % (tid, parts[0], state, parts[1], parts[2]))
+    except OSError as e:
+        out.append("  %s" % e)
+    return out
+
+
+class Watchdog(threading.Thread):
+    """When no progress() came for seconds, print where every thread of
+    this process and of pids() waits, the tails of logs(), and exit 1 at
+    once: a FUSE daemon that stopped answering leaves this process's
+    threads in requests that the cleanup (a stat of the mount point)
+    would only join, in D state, until meson's timeout, with nothing said."""
+
+    def __init__(self, seconds, pids, logs):
+        super().__init__(daemon=True)
+        self.seconds, self.pids, self.logs = seconds, pids, logs
+        self.last = time.monotonic()
+        self.what = "start"
+        self.done = threading.Event()
+
+    def progress(self, what):
+        self.last, self.what = time.monotonic(), what
+        print("progress: %s" % what, flush=True)
+
+    def run(self):
+        while not self.done.wait(1.0):
+            if time.monotonic() - self.last > self.seconds:
+                lines = ["WATCHDOG: no progress for %ds since: %s" % (self.seconds, self.what),
+                         "this process (%d):" % os.getpid()] + proc_threads(os.getpid())
+                for name, pid in self.pids():
+                    lines += ["%s (%d):" % (name, pid)] + proc_threads(pid)
+                for path in self.logs():
+                    try:
+                        lines += ["---- %s" % path] + open(path, errors="replace").read()[-3000:].splitlines()
+                    except OSError:
+                        pass
+                sys.stderr.write("\n".join(lines) + "\n")
+                sys.stderr.flush()
+                sys.stdout.flush()
+                os._exit(1)
+
+    def stop(self):
+        self.done.set()
 
 
 class RecvService:

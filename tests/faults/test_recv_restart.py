@@ -63,8 +63,15 @@ def one_run(work, b, variant, rng):
     check(st0["confirm"] == "receiver", "not receiver-confirmed: %s" % st0)
     points = kill_points(rng, BATCHES * BATCH)
     print("%s: kills after writes %s" % (variant, points), flush=True)
-    w = BatchWriter(spool.file("a"), BATCHES, BATCH)
+    dog_ref = []
+    w = BatchWriter(spool.file("a"), BATCHES, BATCH,
+                    hook=lambda n: dog_ref and setattr(dog_ref[0], "last", time.monotonic()))
     killer_exc, kills, restart_s = [], [], []
+    dog = Watchdog(SAFETY_S - 60, lambda: [("rpmafs", spool.proc.pid)] +
+                   ([("rpma-recv", r.proc.pid)] if r.proc.poll() is None else []),
+                   lambda: [spool.log, r.log])
+    dog_ref.append(dog)
+    dog.start()
 
     def killer():
         try:
@@ -75,12 +82,15 @@ def one_run(work, b, variant, rng):
                 t0 = time.monotonic()
                 r.kill()
                 kills.append(w.n)
+                dog.progress("%s: kill %d after write %d" % (variant, k, w.n))
                 r.start()  # the same command, the same output
                 restart_s.append(time.monotonic() - t0)
+                dog.progress("%s: rpma-recv listens again (%.2f s)" % (variant, restart_s[-1]))
                 # the next kill once the spool is back: reconnected k times
                 wait_until(lambda: (lambda s: s["reconnects"] >= k and s["state"] == "connected")(
                     spool.status("a")), SAFETY_S,
                     lambda: "%s: the spool to reconnect after kill %d: %s" % (variant, k, spool.status("a")))
+                dog.progress("%s: reconnected (%d writes)" % (variant, w.n))
         except BaseException as e:  # given to the test's thread
             killer_exc.append(e)
 
@@ -94,7 +104,9 @@ def one_run(work, b, variant, rng):
     if killer_exc:
         raise killer_exc[0]
     secs = time.monotonic() - t0
+    dog.progress("%s: the writer is done" % variant)
     st = spool.settled("a")
+    dog.stop()
     check(r.proc.poll() is None, "%s: rpma-recv died by itself: see %s" % (variant, r.log))
     rc = r.stop()
     msgs = r.messages()

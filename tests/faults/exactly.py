@@ -161,6 +161,7 @@ class RecvService:
 
     def __init__(self, work, addr, fmt, fsync=False, name="svc", extra=()):
         self.work, self.fmt, self.name = work, fmt, name
+        self.spawner = Spawner(work)  # before any spool file is opened
         self.port = next_port()
         self.log = work.path(name + ".log")
         self.prom = work.path(name + ".prom")
@@ -178,10 +179,8 @@ class RecvService:
 
     def start(self):
         before = self.listening() if os.path.exists(self.log) else 0
-        logf = open(self.log, "a")
-        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.DEVNULL, stderr=logf)
-        logf.close()
-        self.work.procs.append(self.proc)
+        open(self.log, "a").close()
+        self.proc = Spawned(self.spawner, self.cmd, self.log)
         # the event: its log line once the endpoint listens
         wait_until(lambda: self.listening() > before or self.proc.poll() is not None, SAFETY_S,
                    "%s to listen" % self.name)
@@ -347,3 +346,89 @@ def tally(sent, confirmed, msgs):
         "twice_sample": ["%d:%d" % p for p in twice[:8]],
         "missing_batches": sorted(set(b for b, _ in missing))[:40],
     }
+
+
+# The spawner: a process started before the test opens any spool file,
+# which starts the test's other processes for it. A child forked by the
+# writer's own process closes its copy of the spool descriptor (at exec,
+# or Python's close_fds), and the kernel's FUSE flush of that close takes
+# the file's inode lock, which a write waiting for the connection holds:
+# the child (the very rpma-recv that write waits for) sat in D state. A
+# service manager is another process too.
+SPAWNER = r'''
+import json, os, signal, subprocess, sys
+procs = {}
+for line in sys.stdin:
+    req = json.loads(line)
+    op, out = req["op"], {}
+    if op == "start":
+        with open(req["log"], "a") as log:
+            p = subprocess.Popen(req["argv"], stdout=subprocess.DEVNULL, stderr=log)
+        procs[p.pid] = p
+        out = {"pid": p.pid}
+    elif op == "signal":
+        p = procs[req["pid"]]
+        if p.poll() is None:
+            p.send_signal(req["sig"])
+        out = {}
+    elif op == "wait":
+        try:
+            out = {"rc": procs[req["pid"]].wait(req["timeout"])}
+        except subprocess.TimeoutExpired:
+            out = {"rc": None}
+    elif op == "poll":
+        out = {"rc": procs[req["pid"]].poll()}
+    elif op == "run":
+        r = subprocess.run(req["argv"], capture_output=True, text=True)
+        out = {"rc": r.returncode, "stdout": r.stdout, "stderr": r.stderr}
+    sys.stdout.write(json.dumps(out) + "\n")
+    sys.stdout.flush()
+for p in procs.values():
+    if p.poll() is None:
+        p.kill()
+        p.wait()
+'''
+
+
+class Spawner:
+    _lock = threading.Lock()
+
+    def __init__(self, work):
+        self.proc = subprocess.Popen([sys.executable, "-c", SPAWNER], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        work.procs.append(self.proc)
+
+    def call(self, **req):
+        with self._lock:
+            self.proc.stdin.write(json.dumps(req) + "\n")
+            self.proc.stdin.flush()
+            line = self.proc.stdout.readline()
+        check(line, "the spawner is gone")
+        return json.loads(line)
+
+
+class Spawned:
+    """What RecvService needs of a Popen, for a process of the spawner."""
+
+    def __init__(self, spawner, argv, log):
+        self.sp = spawner
+        self.pid = spawner.call(op="start", argv=argv, log=log)["pid"]
+        self.returncode = None
+
+    def poll(self):
+        if self.returncode is None:
+            self.returncode = self.sp.call(op="poll", pid=self.pid)["rc"]
+        return self.returncode
+
+    def send_signal(self, sig):
+        self.sp.call(op="signal", pid=self.pid, sig=int(sig))
+
+    def kill(self):
+        self.send_signal(signal.SIGKILL)
+
+    def wait(self, timeout=None):
+        rc = self.sp.call(op="wait", pid=self.pid, timeout=timeout)["rc"]
+        if rc is None:
+            raise subprocess.TimeoutExpired("rpma-recv", timeout)
+        self.returncode = rc
+        return rc

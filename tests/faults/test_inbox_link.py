@@ -39,6 +39,8 @@ is sent again on the next connection and read again (written twice).
 import select
 import sys
 
+import faults
+
 from exactly import *
 
 BATCHES = int(os.environ.get("FAULTS_INBOX_BATCHES", "300"))
@@ -106,6 +108,19 @@ class Reader(threading.Thread):
 def body(work):
     a, b = need_lab()
     rng, seed = seeded("faults-inbox-link")
+    # `ip` and `rdma` run by a process that holds no spool file (exactly.Spawner)
+    sp = Spawner(work)
+
+    def ip_via(*args):
+        r = sp.call(op="run", argv=["ip"] + list(args))
+        check(r["rc"] == 0, "ip %s: %s" % (" ".join(args), r["stderr"].strip()))
+        return r["stdout"]
+
+    def rdma_via(*args, timeout=30):
+        r = sp.call(op="run", argv=["rdma"] + list(args))
+        return r["rc"], r["stdout"] + r["stderr"]
+
+    faults.ip, faults.rdma = ip_via, rdma_via
     net = Net()
     pb = next_port()
     mb = Spool(work, {"rpmafs": {"listen": "%s:%d" % (b, pb), "inbox_slots": 128}},

@@ -74,7 +74,8 @@ def body(work):
         check(got == m, "%s holds %r, sent %r" % (name, got[:30], m[:30]))
         check(not os.path.islink(os.path.join(outdir, name)), "%s is a link" % name)
     stray = listing(work.dir) - around0 - {"out", "outside-target", "spool", "spool.ini", "spool.log",
-                                           "recv-dir.log"} - {os.path.join("out", n) for n in names}
+                                           "recv-dir.log", os.path.join("out", ".rpma-recv-state")} - {
+                                               os.path.join("out", n) for n in names}
     check(not stray, "files outside the output directory: %s" % sorted(stray)[:10])
     new_tmp = set(os.listdir("/tmp")) - tmp_escape0
     check(not any("escaped" in n for n in new_tmp), "a message escaped to /tmp: %s" % new_tmp)

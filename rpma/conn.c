@@ -21,6 +21,7 @@ struct rpma_conn {
 	struct ibv_comp_channel *channel;    /* shared completion channel or NULL */
 	struct rpma_conn_private_data pdata; /* what the other side sent */
 	bool rnr_timer_set;		     /* rpma_conn_shorten_rnr_timer() was tried */
+	int event_status;		     /* the status of the last event read, 0: none */
 };
 
 /*
@@ -52,6 +53,7 @@ int rpma_conn_new(struct rdma_cm_id *id, struct rdma_event_channel *evch, struct
 	conn->pdata.ptr = NULL;
 	conn->pdata.len = 0;
 	conn->rnr_timer_set = false;
+	conn->event_status = 0;
 	*conn_ptr = conn;
 	return 0;
 }
@@ -155,6 +157,8 @@ int rpma_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event)
 	enum rdma_cm_event_type cm_event = edata->event;
 	int status = edata->status;
 
+	conn->event_status = status;
+
 	/* the active side learns the accept's private data here */
 	if (cm_event == RDMA_CM_EVENT_ESTABLISHED && conn->pdata.ptr == NULL) {
 		int ret = rpma_private_data_store(edata, &conn->pdata);
@@ -181,6 +185,15 @@ int rpma_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event)
 
 	RPMA_LOG_NOTICE("%s (%s, status %d)", rpma_utils_conn_event_2str(*event),
 		rdma_event_str(cm_event), status);
+	return 0;
+}
+
+int rpma_conn_get_event_status(const struct rpma_conn *conn, int *status)
+{
+	if (conn == NULL || status == NULL)
+		return RPMA_E_INVAL;
+
+	*status = conn->event_status;
 	return 0;
 }
 

@@ -15,11 +15,11 @@
 
 /* every key, in the order the status file lists them */
 enum key {
-	K_STATE, K_ADDRESS, K_MODE, K_FRAMING, K_COMPLETION, K_CONFIRM, K_CLOSE, K_MAX_MESSAGE,
-	K_POSTED, K_COMPLETED, K_ACKED, K_UNACKED, K_FAILED, K_IN_FLIGHT, K_PENDING, K_REFUSED, K_OPEN,
-	K_BYTES_POSTED, K_BYTES_CONFIRMED, K_RECONNECTS, K_BAD_ACKS, K_LAST_ERROR, K_LAST_WR_ID,
-	K_LAST_POSTED, K_LAST_COMPLETED, K_PAYLOAD_COPIES, K_SMALL_COPIES, K_SMALL_SLOTS, K_RESENT,
-	K_POST_CALLS, K_COUNT
+	K_STATE, K_ADDRESS, K_MODE, K_FRAMING, K_COMPLETION, K_CONFIRM, K_SESSION, K_CLOSE,
+	K_MAX_MESSAGE, K_POSTED, K_COMPLETED, K_ACKED, K_UNACKED, K_FAILED, K_IN_FLIGHT, K_PENDING,
+	K_REFUSED, K_OPEN, K_BYTES_POSTED, K_BYTES_CONFIRMED, K_RECONNECTS, K_BAD_ACKS, K_LAST_ERROR,
+	K_LAST_WR_ID, K_LAST_POSTED, K_LAST_COMPLETED, K_PAYLOAD_COPIES, K_SMALL_COPIES,
+	K_SMALL_SLOTS, K_RESENT, K_POST_CALLS, K_COUNT
 };
 
 static const char *const key_names[K_COUNT] = {
@@ -29,6 +29,7 @@ static const char *const key_names[K_COUNT] = {
 	[K_FRAMING] = "framing",
 	[K_COMPLETION] = "completion",
 	[K_CONFIRM] = "confirm",
+	[K_SESSION] = "session",
 	[K_CLOSE] = "close",
 	[K_MAX_MESSAGE] = "max_message",
 	[K_POSTED] = "posted",
@@ -111,6 +112,13 @@ static void value_of(const void *snap_v, unsigned key, char *buf, size_t len)
 		break;
 	case K_CONFIRM:
 		snprintf(buf, len, "%s", confirm_name(pc, st));
+		break;
+	case K_SESSION:
+		/* the id the next connect request offers (docs/design.md §8.6, §11) */
+		if (st->session)
+			snprintf(buf, len, "%016" PRIx64, st->session);
+		else
+			snprintf(buf, len, "none");
 		break;
 	case K_CLOSE:
 		snprintf(buf, len, "%s", pc->close == RPMAFS_CLOSE_WAIT ? "wait" : "return");

@@ -11,7 +11,8 @@ size_t accept_offer(
 {
 	struct rpmafs_pdata mine = {.max_message = pc->max_message,
 		.flags = pc->confirm != RPMAFS_CONFIRM_TRANSPORT ? RPMAFS_PDATA_F_ACK : 0,
-		.session = session};
+		/* a session only with numbered messages: never beside transport confirmation */
+		.session = pc->confirm != RPMAFS_CONFIRM_TRANSPORT ? session : 0};
 
 	return rpmafs_pdata_encode(&mine, hdr);
 }
@@ -45,6 +46,12 @@ int accept_judge(const struct rpmafs_peer_cfg *pc, const void *ptr, size_t len,
 		return -1;
 	}
 	return 0;
+}
+
+bool accept_session_refused(uint64_t session, int ret, enum rpma_conn_event ev, int status)
+{
+	return session != 0 && ret == 0 && ev == RPMA_CONN_REJECTED &&
+	       status == ACCEPT_REJ_CONSUMER;
 }
 
 int accept_cause(int ret, enum rpma_conn_event ev)

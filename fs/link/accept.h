@@ -43,6 +43,24 @@ int accept_judge(const struct rpmafs_peer_cfg *pc, const void *ptr, size_t len,
 	struct accept_answer *ans, char *why, size_t whylen);
 
 /*
+ * IB_CM_REJ_CONSUMER_DEFINED: the status of a CM REJECTED (InfiniBand,
+ * RoCE) when the listening side refused the request with rdma_reject();
+ * nobody listening gives another (IB_CM_REJ_INVALID_SERVICE_ID, 8) and
+ * iWARP a negative errno (rpma_conn_get_event_status, librpma_ext.h)
+ */
+#define ACCEPT_REJ_CONSUMER 28
+
+/*
+ * accept_session_refused -- whether an attempt that offered session (0:
+ * none) and ended with ret / ev, the event's CM status being status, was
+ * refused by a listening receiver: the sign of an older receiver that
+ * takes only a version 1 header (docs/design.md §11). Only a consumer
+ * reject of a request with a session counts: a reject because nothing
+ * listens (a receiver restarting) must not cost the session.
+ */
+bool accept_session_refused(uint64_t session, int ret, enum rpma_conn_event ev, int status);
+
+/*
  * accept_cause -- the errno a write that can wait no longer reports after
  * an attempt that ended with ret / ev (docs/design.md §4.2): its strerror
  * text says what became of the connection

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include <librpma.h>
+#include <librpma_ext.h>
 
 #include "accept.h"
 #include "attempt.h"
@@ -103,6 +104,11 @@ static void connect_once(struct link_attempt *a)
 
 	ret = await_established(conn, (int)pc->connect_timeout_ms, &ev);
 	if (ret || ev != RPMA_CONN_ESTABLISHED) {
+		int status = 0;
+
+		if (!ret && rpma_conn_get_event_status(conn, &status))
+			status = 0;
+		a->session_refused = accept_session_refused(a->session, ret, ev, status);
 		fail(a, false, accept_cause(ret, ev), "connection %s",
 			ret ? "timed out" : rpma_utils_conn_event_2str(ev));
 		goto out;

@@ -40,6 +40,7 @@ struct link_attempt {
 	uint32_t peer_max;	/* the receiver's advertised limit, 0: none */
 	unsigned credits;	/* the receiver's posted receives, 0: unknown */
 	bool acks;		/* the receiver acknowledges (RPMAFS_PDATA_F_ACK) */
+	bool session_refused; /* rejected by a listener for the session (accept_session_refused) */
 	struct linkack *la;
 	char why[256];
 	struct loop_task done_task;

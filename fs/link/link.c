@@ -69,6 +69,7 @@ struct link {
 	bool drained;		/* DRAINING: nothing outstanding any more */
 	int cause;		/* why the last attempt failed (link_unsent), 0: none did */
 	char cause_why[160];	/* the same, in words */
+	uint64_t session;	/* offered in the next request: cfg.session, 0 after the fallback */
 	struct link_conn *cur;	/* UP, DRAINING */
 };
 
@@ -145,6 +146,7 @@ int link_new(const struct link_cfg *cfg, struct link **link_ptr)
 	link->state = LINK_BACKOFF;
 	link->backoff_ms = LINK_BACKOFF_FIRST_MS;
 	link->retry_at_ms = 1; /* at once */
+	link->session = cfg->session;
 	*link_ptr = link;
 	return 0;
 }
@@ -305,6 +307,15 @@ static void attempt_failed(struct link *link, bool permanent, int cause, const c
 	link->cfg.ops->on_down(link->cfg.ctx, LINK_ATTEMPT_FAILED, why);
 }
 
+/* a listening receiver rejected a request with a session: none from now on (§11); loop thread */
+static void session_fallback(struct link *link, const struct rpmafs_peer_cfg *pc)
+{
+	if (__atomic_exchange_n(&link->session, 0, __ATOMIC_RELAXED))
+		log_warn("%s: %s:%u rejected the connect request with a session: an older "
+			 "receiver? Connecting without one (version 1) for the rest of the mount",
+			pc->name, pc->address, pc->port);
+}
+
 /*
  * BACKOFF or RETRY_SLOW -> CONNECTING; under link->lock. 0 or why it cannot
  * start (still CONNECTING: the caller fails the attempt, attempt_failed).
@@ -332,7 +343,7 @@ static int start_attempt_locked(struct link *link, char *why, size_t whylen)
 	a->devices = link->cfg.devices;
 	a->loop = link->cfg.loop;
 	a->sq_depth = LINK_SQ_DEPTH(link->cfg.window);
-	a->session = link->cfg.session;
+	a->session = __atomic_load_n(&link->session, __ATOMIC_RELAXED);
 	a->done_task = (struct loop_task){.fn = attempt_done, .arg = a};
 	__atomic_add_fetch(&attempts_running, 1, __ATOMIC_RELAXED);
 	/* the loop does not stop while the attempt may still hand it its result */
@@ -393,6 +404,8 @@ static void attempt_done(void *arg)
 		link->retry_at_ms = 0;
 		pthread_mutex_unlock(&link->lock);
 	} else {
+		if (a->session_refused)
+			session_fallback(link, link->cfg.peer);
 		attempt_failed(link, a->permanent, a->cause, a->why);
 	}
 	free(a);
@@ -611,6 +624,11 @@ int link_post_imm(struct link *link, enum link_op op, size_t offset, uint32_t le
 		return link_post(link, op, offset, len, wr_id, signaled);
 	return linkack_send(c->la, c->conn, op == LINK_SEND ? c->dev->pool_mr : NULL, offset,
 		op == LINK_SEND ? len : 0, flags, imm, wr_id);
+}
+
+uint64_t link_session(struct link *link)
+{
+	return __atomic_load_n(&link->session, __ATOMIC_RELAXED);
 }
 
 bool link_acks(struct link *link)

@@ -165,6 +165,13 @@ int link_post_batch(struct link *link, const struct link_send *sends, unsigned n
 int link_post_imm(struct link *link, enum link_op op, size_t offset, uint32_t len,
 	uint64_t wr_id, bool signaled, uint32_t imm);
 
+/*
+ * link_session -- the session id the next connect request offers: the
+ * spool's (link_cfg.session), or 0 when it offers none (it had none, or a
+ * listening receiver rejected a request with one: docs/design.md §11)
+ */
+uint64_t link_session(struct link *link);
+
 /* link_acks -- the connection up now is receiver-confirmed: both ends offered RPMAFS_PDATA_F_ACK */
 bool link_acks(struct link *link);
 

@@ -70,7 +70,13 @@ static bool covered(const struct confirm *cf, const struct msg *msg)
 
 bool confirm_park(struct confirm *cf, struct msg *msg, struct spool_stats *st)
 {
-	if (!msg->numbered || covered(cf, msg))
+	/*
+	 * Off: no acknowledgement will come on this connection, also for a
+	 * message numbered on an earlier one and sent again here (the next
+	 * receiver does not acknowledge): its completion confirms it, as
+	 * transport confirmation does (docs/design.md §8.6).
+	 */
+	if (!cf->on || !msg->numbered || covered(cf, msg))
 		return false;
 	msg->parked = true;
 	msgq_push(&cf->parked, msg);

@@ -64,7 +64,8 @@ void confirm_posted(struct confirm *cf, struct msg *msg, uint32_t imm);
 /*
  * confirm_park -- msg's send completed: true when it now waits here for
  * its acknowledgement (counted completed and unacked in st), false when the
- * caller finishes it (off, a fence, or already acknowledged)
+ * caller finishes it (off -- also for a message numbered on an earlier,
+ * receiver-confirmed connection -- a fence, or already acknowledged)
  */
 bool confirm_park(struct confirm *cf, struct msg *msg, struct spool_stats *st);
 

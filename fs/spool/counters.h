@@ -25,6 +25,7 @@ struct spool_stats {
 	uint64_t acked;		/* receiver confirmation: acknowledged by the receiver */
 	uint64_t unacked;	/* completed, not acknowledged yet */
 	uint64_t bad_acks;	/* connections dropped for an acknowledgement that cannot be true */
+	uint64_t session;	/* the session the link offers now (link_session), 0: none */
 	bool confirm_receiver;	/* the last connection was receiver-confirmed */
 	bool ever_up;		/* a connection was up since the mount */
 	uint32_t max_message;	/* the limit in force */

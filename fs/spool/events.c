@@ -86,6 +86,13 @@ static void on_up(void *ctx, uint32_t peer_max, unsigned credits)
 	sp->error_since_up = false;
 	sp->gave_up = false;
 	sp->up = true;
+	/*
+	 * What still waits (for the window or the receiver's credits) waited
+	 * for this connection: the next loss gives it send_timeout_ms afresh
+	 * (spool_lost_locked), not what is left of the last one's (§8.6).
+	 */
+	for (struct msg *msg = sp->pending.head; msg; msg = msg->next)
+		msg->deadline_ms = 0;
 	log_notice("%s: connected to %s:%u (max message %u, window %u)", sp->cfg->name,
 		sp->cfg->address, sp->cfg->port, max, sp->window);
 	spool_post_ready_locked(sp, &rs);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "spool_impl.h"
 #include "link/link.h"
@@ -27,6 +28,27 @@ void spool_attrs_changed(struct spool *sp)
 {
 	if (atomic_exchange(&sp->attr_cached, false) && sp->env->se)
 		fuse_lowlevel_notify_inval_inode(sp->env->se, sp->ino, -1, 0);
+}
+
+/*
+ * A random non-zero session id for a spool of this mount (docs/design.md
+ * §8.6): its messages' numbers mean something to a receiver across
+ * connections only together with it. 0 (none) when the kernel has no
+ * randomness to give, which leaves the spool as rpmafs was before sessions.
+ */
+uint64_t spool_session_new(void)
+{
+	uint64_t id = 0;
+
+	for (int i = 0; i < 4 && id == 0; i++) {
+		ssize_t n = getrandom(&id, sizeof(id), 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != (ssize_t)sizeof(id))
+			return 0;
+	}
+	return id;
 }
 
 int spool_new(const struct spool_env *env, fuse_ino_t ino, const struct rpmafs_peer_cfg *cfg,
@@ -59,6 +81,8 @@ int spool_new(const struct spool_env *env, fuse_ino_t ino, const struct rpmafs_p
 		.devices = env->devices,
 		.loop = env->loop,
 		.window = LINK_WINDOW(pool_nslots(env->pool) + pool_nsmall(env->pool)),
+		/* numbered messages only with receiver confirmation: a session means nothing else */
+		.session = cfg->confirm != RPMAFS_CONFIRM_TRANSPORT ? spool_session_new() : 0,
 		.ops = &spool_link_ops,
 		.ctx = sp};
 	ret = link_new(&lc, &sp->link);
@@ -167,6 +191,7 @@ void spool_stats_get(struct spool *sp, struct spool_stats *st)
 	*st = sp->st;
 	/* the connection's state is the link's own, asked of it (null peer: always up) */
 	st->state = sp->link ? link_status(sp->link) : "connected";
+	st->session = sp->link ? link_session(sp->link) : 0;
 	pthread_mutex_unlock(&sp->lock);
 }
 

@@ -155,7 +155,14 @@ void spool_close(struct spool *sp);
 /* messages queued or in flight */
 unsigned spool_busy(struct spool *sp);
 
-/* spool_stats_get -- a consistent copy of the counters */
+/*
+ * spool_session_new -- a random non-zero session id (getrandom(2)), made
+ * once per spool at spool_new when it offers receiver confirmation; 0 when
+ * no randomness can be had (docs/design.md §8.6)
+ */
+uint64_t spool_session_new(void);
+
+/* spool_stats_get -- a consistent copy of the counters (session: the link's offer now) */
 void spool_stats_get(struct spool *sp, struct spool_stats *st);
 
 #endif /* RPMAFS_SPOOL_H */

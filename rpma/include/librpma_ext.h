@@ -30,6 +30,19 @@
  */
 int rpma_conn_req_get_peer_addr(const struct rpma_conn_req *req, struct sockaddr_storage *addr);
 
+/*
+ * rpma_conn_get_event_status -- the status of the last CM event
+ * rpma_conn_next_event() read on conn (struct rdma_cm_event's status; 0
+ * before any). For RPMA_CONN_REJECTED on InfiniBand and RoCE it is the IB
+ * CM reject reason: 28 (IB_CM_REJ_CONSUMER_DEFINED) when the listening
+ * side called rdma_reject(), 8 (IB_CM_REJ_INVALID_SERVICE_ID) when nothing
+ * listens at the address and port; on iWARP a negative errno. librpma
+ * drops it, which is why this extension exists.
+ *
+ * Returns 0 with *status set, or RPMA_E_INVAL when conn or status is NULL.
+ */
+int rpma_conn_get_event_status(const struct rpma_conn *conn, int *status);
+
 /* the most sends one rpma_send_batch() takes */
 #define RPMA_SEND_BATCH_MAX 64
 

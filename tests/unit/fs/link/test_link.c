@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,12 +180,23 @@ int devices_get(struct devices *devs, const char *address, struct device **dev, 
 
 /* transitions move_locked refused: a link that tries one has a bug (teardown checks) */
 static unsigned Refused_moves;
+/* the session fallback's log lines, and the last of them */
+static unsigned Fallback_logs;
+static char Fallback_log[256];
 
 void log_msg(int prio, const char *fmt, ...)
 {
 	(void)prio;
 	if (strstr(fmt, "not a transition of the link"))
 		Refused_moves++;
+	if (strstr(fmt, "rejected the connect request with a session")) {
+		va_list ap;
+
+		va_start(ap, fmt);
+		vsnprintf(Fallback_log, sizeof(Fallback_log), fmt, ap);
+		va_end(ap);
+		Fallback_logs++;
+	}
 }
 
 static struct {
@@ -264,6 +276,8 @@ static int setup(void **state)
 	memset(&U, 0, sizeof(U));
 	Dev_ret = 0;
 	Refused_moves = 0;
+	Fallback_logs = 0;
+	Fallback_log[0] = '\0';
 	Dev.peer = fx_peer();
 	assert_int_equal(rpma_mr_reg(Dev.peer, Pool, sizeof(Pool), RPMA_MR_USAGE_SEND, &Dev.pool_mr),
 		0);
@@ -524,6 +538,189 @@ static void transport_offers_nothing(void **state)
 	assert_int_equal(fake_recv_count(the_qp()), 0);
 	send_numbered(1, 5);
 	assert_int_equal(fake_send_get(the_qp(), 0).opcode, IBV_WR_SEND);
+}
+
+/* ---- the sender's session (docs/design.md §8.6, §11) ---- */
+
+#define SESSION 0x0123456789abcdefull
+
+/* the link again, as a spool with session makes it */
+static void relink(uint64_t session)
+{
+	link_close(Link);
+	run_after_batch();
+	link_delete(&Link);
+	struct link_cfg cfg = {
+		.peer = &Peer, .loop = &Loop, .window = 18, .session = session, .ops = &Ops};
+	assert_int_equal(link_new(&cfg, &Link), 0);
+}
+
+/* what the last connect request carried */
+static enum rpmafs_pdata_kind offered(struct rpmafs_pdata *pd)
+{
+	struct fake_conn_param c = fake_last_connect();
+
+	return rpmafs_pdata_parse(c.pdata, c.param.private_data_len, pd, NULL);
+}
+
+/* the next attempt, once the back-off is over, against the current auto answer */
+static void next_attempt(void)
+{
+	uint64_t due = link_tick(Link, 0);
+
+	assert_true(due > 0);
+	assert_int_equal(link_tick(Link, due), 0);
+	run_attempt_result();
+}
+
+/* the next attempt meets a receiver that acknowledges */
+static void connect_up_acked_next(void)
+{
+	uint8_t hdr[RPMAFS_PDATA_MAX_LEN];
+	struct rpmafs_pdata pd = {.max_message = 2048, .credits = 8, .flags = RPMAFS_PDATA_F_ACK};
+	size_t len = rpmafs_pdata_encode(&pd, hdr);
+
+	fake_cm_auto_answer(true, RDMA_CM_EVENT_ESTABLISHED, hdr, len);
+	next_attempt();
+	assert_int_equal(link_state(Link), LINK_UP);
+}
+
+static int unsent(bool waited);
+
+/* a confirming sender's request is version 2 with its session, every time */
+static void session_is_offered_in_every_request(void **state)
+{
+	struct rpmafs_pdata pd;
+
+	(void)state;
+	relink(SESSION);
+	assert_int_equal(link_session(Link), SESSION);
+	connect_up_acked();
+	assert_int_equal(offered(&pd), RPMAFS_PDATA_OK);
+	assert_int_equal(fake_last_connect().param.private_data_len, RPMAFS_PDATA_LEN_2);
+	assert_int_equal(fake_last_connect().pdata[4], RPMAFS_PDATA_VERSION_2);
+	assert_int_equal(pd.session, SESSION);
+	assert_int_equal(pd.flags, RPMAFS_PDATA_F_ACK | RPMAFS_PDATA_F_SESSION);
+	/* the connection is lost: the next request offers the same session */
+	link_drop(Link, "test", 0);
+	link_tick(Link, now_ms()); /* the drain ends */
+	run_after_batch();
+	assert_int_equal(link_state(Link), LINK_BACKOFF);
+	next_attempt();
+	assert_int_equal(link_state(Link), LINK_UP);
+	assert_int_equal(offered(&pd), RPMAFS_PDATA_OK);
+	assert_int_equal(pd.session, SESSION);
+	assert_int_equal(Fallback_logs, 0);
+}
+
+/* confirm = transport: a version 1 header, whatever session the link was given */
+static void transport_offers_no_session(void **state)
+{
+	struct rpmafs_pdata pd;
+
+	(void)state;
+	relink(SESSION);
+	Peer.confirm = RPMAFS_CONFIRM_TRANSPORT;
+	connect_up();
+	Peer.confirm = RPMAFS_CONFIRM_AUTO;
+	assert_int_equal(offered(&pd), RPMAFS_PDATA_OK);
+	assert_int_equal(fake_last_connect().param.private_data_len, RPMAFS_PDATA_LEN);
+	assert_int_equal(pd.session, 0);
+	assert_int_equal(pd.flags, 0);
+}
+
+/*
+ * An older receiver refuses a version 2 header with rdma_reject: a
+ * consumer reject (IB_CM_REJ_CONSUMER_DEFINED, 28). The link offers
+ * version 1 from then on, says so once, and connects.
+ */
+static void consumer_reject_of_a_session_falls_back_to_version_1(void **state)
+{
+	struct rpmafs_pdata pd;
+
+	(void)state;
+	relink(SESSION);
+	fake_cm_auto_answer(true, RDMA_CM_EVENT_REJECTED, NULL, 0);
+	fake_cm_auto_answer_status(28);
+	attempt();
+	assert_int_equal(link_state(Link), LINK_BACKOFF);
+	assert_int_equal(offered(&pd), RPMAFS_PDATA_OK);
+	assert_int_equal(pd.session, SESSION); /* that one still offered it */
+	assert_int_equal(link_session(Link), 0);
+	assert_int_equal(Fallback_logs, 1);
+	assert_non_null(strstr(Fallback_log, "alpha: "));
+	assert_non_null(strstr(Fallback_log, UNIT_ADDR ":7204"));
+	/* still rejected (for another reason): no second log line, still version 1 */
+	next_attempt();
+	assert_int_equal(offered(&pd), RPMAFS_PDATA_OK);
+	assert_int_equal(fake_last_connect().param.private_data_len, RPMAFS_PDATA_LEN);
+	assert_int_equal(pd.session, 0);
+	assert_int_equal(pd.flags, RPMAFS_PDATA_F_ACK); /* confirmation is still offered */
+	assert_int_equal(Fallback_logs, 1);
+	/* the older receiver takes version 1 */
+	fake_cm_auto_answer_status(0);
+	uint8_t hdr[RPMAFS_PDATA_MAX_LEN];
+	struct rpmafs_pdata acc = {.max_message = 2048, .credits = 8, .flags = RPMAFS_PDATA_F_ACK};
+	size_t len = rpmafs_pdata_encode(&acc, hdr);
+
+	fake_cm_auto_answer(true, RDMA_CM_EVENT_ESTABLISHED, hdr, len);
+	next_attempt();
+	assert_int_equal(link_state(Link), LINK_UP);
+	assert_true(link_acks(Link));
+	assert_int_equal(offered(&pd), RPMAFS_PDATA_OK);
+	assert_int_equal(pd.session, 0);
+	assert_int_equal(link_session(Link), 0);
+}
+
+/*
+ * Nobody listens (a receiver restarting): under Soft-RoCE a REJECTED with
+ * IB_CM_REJ_INVALID_SERVICE_ID (8), on iWARP -ECONNREFUSED, or no answer
+ * at all. None of them is a verdict on the header: the session stays, or
+ * the re-sends after the restart would come without it and be written twice.
+ */
+static void reject_by_nobody_listening_keeps_the_session(void **state)
+{
+	static const int statuses[] = {8, -ECONNREFUSED, 0, 27};
+	struct rpmafs_pdata pd;
+
+	(void)state;
+	relink(SESSION);
+	fake_cm_auto_answer(true, RDMA_CM_EVENT_REJECTED, NULL, 0);
+	for (unsigned i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {
+		fake_cm_auto_answer_status(statuses[i]);
+		if (i == 0)
+			attempt();
+		else
+			next_attempt();
+		assert_int_equal(link_state(Link), LINK_BACKOFF);
+		assert_int_equal(offered(&pd), RPMAFS_PDATA_OK);
+		assert_int_equal(pd.session, SESSION);
+		assert_int_equal(link_session(Link), SESSION);
+	}
+	/* unreachable, with the consumer reject's number: not a reject either */
+	fake_cm_auto_answer(true, RDMA_CM_EVENT_UNREACHABLE, NULL, 0);
+	fake_cm_auto_answer_status(28);
+	next_attempt();
+	assert_int_equal(link_session(Link), SESSION);
+	assert_int_equal(Fallback_logs, 0);
+	/* the receiver is back: the same session */
+	fake_cm_auto_answer_status(0);
+	connect_up_acked_next();
+	assert_int_equal(offered(&pd), RPMAFS_PDATA_OK);
+	assert_int_equal(pd.session, SESSION);
+}
+
+/* a link without a session (transport, or no randomness): a reject changes nothing */
+static void consumer_reject_without_a_session_is_only_a_reject(void **state)
+{
+	(void)state;
+	fake_cm_auto_answer(true, RDMA_CM_EVENT_REJECTED, NULL, 0);
+	fake_cm_auto_answer_status(28);
+	attempt();
+	assert_int_equal(link_state(Link), LINK_BACKOFF);
+	assert_int_equal(link_session(Link), 0);
+	assert_int_equal(Fallback_logs, 0);
+	assert_int_equal(unsent(false), ECONNREFUSED);
 }
 
 /* the default takes what the receiver offers, and a plain one is plain */
@@ -1246,6 +1443,11 @@ int main(void)
 		T(garbage_ack_drops_the_connection),
 		T(malformed_ack_drops_the_connection),
 		T(transport_offers_nothing),
+		T(session_is_offered_in_every_request),
+		T(transport_offers_no_session),
+		T(consumer_reject_of_a_session_falls_back_to_version_1),
+		T(reject_by_nobody_listening_keeps_the_session),
+		T(consumer_reject_without_a_session_is_only_a_reject),
 		T(rejected_attempt_backs_off),
 		T(backoff_doubles_to_the_cap),
 		T(backoff_resets_once_connected),

@@ -65,10 +65,13 @@ static const char *Status = "connecting";
 static int Unsent_cause;		/* what link_unsent_errno answers, 0: its default */
 static bool Unsent_asked_waited;
 
+static uint64_t Session; /* what the spool gave its link; link_session answers it */
+
 int link_new(const struct link_cfg *cfg, struct link **link_ptr)
 {
 	Ops = cfg->ops;
 	Ctx = cfg->ctx;
+	Session = cfg->session;
 	*link_ptr = &Link;
 	return 0;
 }
@@ -106,6 +109,12 @@ int link_post_imm(struct link *link, enum link_op op, size_t offset, uint32_t le
 	assert_true(Nposts < MAX_POSTS);
 	Posts[Nposts++] = (struct post){op, offset, len, wr_id, signaled, true, imm};
 	return 0;
+}
+
+uint64_t link_session(struct link *link)
+{
+	(void)link;
+	return Session;
 }
 
 bool link_acks(struct link *link)
@@ -1960,6 +1969,136 @@ static void resend_fails_after_send_timeout(void **state)
 	handle_delete(&sync);
 }
 
+/*
+ * The next connection goes to a receiver that does not acknowledge (auto:
+ * transport confirmation). The messages numbered on the first one and sent
+ * again on it are confirmed by their completions, as every message on it
+ * is: parked, they would wait for an acknowledgement that never comes, and
+ * the sync write, the fsync and the close behind them would hang.
+ */
+static void resend_on_a_plain_connection_finishes_by_completion(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+	struct handle *sync = open_handle(true);
+
+	Acks = true;
+	up(8);
+	write_msg(fh, 8);
+	uintptr_t r = write_msg(sync, 4);
+
+	complete(Posts[1].wr_id, IBV_WC_SUCCESS); /* parked, not acknowledged */
+	assert_int_equal(stats().unacked, 2);
+	lose_the_link();
+	assert_int_equal(spool_fsync(Sp, fh, (fuse_req_t)1000), 0);
+	assert_null(reply_of(1000));
+	Acks = false;
+	up(0);
+	/* again, in order, without immediate data: this receiver takes no numbers */
+	assert_int_equal(Nposts, 4);
+	assert_false(Posts[2].has_imm);
+	assert_false(Posts[3].has_imm);
+	assert_int_equal(Posts[2].len, 8);
+	assert_int_equal(Posts[3].len, 4);
+	assert_int_equal(stats().resent, 2);
+	assert_null(reply_of(r));
+	complete(Posts[3].wr_id, IBV_WC_SUCCESS);
+	struct spool_stats st = stats();
+
+	assert_int_equal(st.unacked, 0);
+	assert_int_equal(st.in_flight, 0);
+	assert_int_equal(st.pending, 0);
+	assert_int_equal(st.failed, 0);
+	assert_int_equal(st.completed, 2);
+	assert_int_equal(st.bytes_confirmed, 12);
+	assert_int_equal(Sp->cf.parked.count, 0);
+	assert_non_null(reply_of(r));
+	assert_int_equal(reply_of(r)->err, 0);
+	assert_non_null(reply_of(1000));
+	assert_int_equal(reply_of(1000)->err, 0);
+	assert_int_equal(pool_free_count(Pool), NSLOTS);
+	handle_delete(&fh);
+	handle_delete(&sync);
+}
+
+/*
+ * A message that waited for one outage and, once connected, still waits
+ * (for the receiver's credits) gets send_timeout_ms afresh at the next
+ * loss: the deadline of the first outage would fail it as soon as the
+ * second began.
+ */
+static void a_new_outage_gives_waiting_messages_a_new_deadline(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	Acks = true;
+	write_msg(fh, 4);
+	write_msg(fh, 4);
+	assert_true(Sp->pending.head->deadline_ms > 0); /* waits for the connection */
+	/* room for one */
+	up(1);
+	assert_int_equal(Nposts, 1);
+	assert_int_equal(stats().pending, 1);
+	assert_int_equal(Sp->pending.head->deadline_ms, 0); /* connected: no deadline */
+	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
+	ack(1, 0, 0); /* the first is written out; no room for the second yet */
+	assert_int_equal(stats().pending, 1);
+	/* the first outage's deadline passes, while connected (nothing in flight or parked) */
+	spool_tick(Sp, now_ms() + Cfg.send_timeout_ms + 1);
+	assert_int_equal(stats().failed + stats().refused, 0);
+	uint64_t t0 = now_ms();
+
+	Status = "reconnecting";
+	Ops->on_down(Ctx, LINK_LOST, "Connection lost");
+	uint64_t d = Sp->pending.head->deadline_ms;
+
+	assert_true(d >= t0 + Cfg.send_timeout_ms && d <= now_ms() + Cfg.send_timeout_ms);
+	spool_tick(Sp, t0 + Cfg.send_timeout_ms / 2);
+	assert_int_equal(stats().failed + stats().refused, 0);
+	Ops->on_down(Ctx, LINK_DRAINED, "drained");
+	up(8);
+	assert_int_equal(Nposts, 2);
+	assert_int_equal(Posts[1].imm & RPMAFS_SEQ_MASK, 2);
+	complete(Posts[1].wr_id, IBV_WC_SUCCESS);
+	ack(2, 8, 0);
+	assert_int_equal(stats().acked, 2);
+	assert_int_equal(stats().failed + stats().refused, 0);
+	assert_int_equal(spool_take_error(Sp, fh, NULL), 0);
+	handle_delete(&fh);
+}
+
+/* a spool that offers receiver confirmation has a session of its own; transport has none */
+static void a_confirming_spool_has_a_session(void **state)
+{
+	(void)state;
+	uint64_t first = Session;
+
+	assert_int_not_equal(first, 0); /* confirm unset: auto offers confirmation */
+	assert_int_equal(stats().session, first);
+	/* a new spool (a new mount) gets a new one */
+	spool_stop(Sp);
+	spool_close(Sp);
+	spool_delete(&Sp);
+	assert_int_equal(spool_new(&Env, 2, &Cfg, &Sp), 0);
+	assert_int_not_equal(Session, 0);
+	assert_int_not_equal(Session, first);
+	/* confirm = transport: no session, a version 1 header */
+	spool_stop(Sp);
+	spool_close(Sp);
+	spool_delete(&Sp);
+	Cfg.confirm = RPMAFS_CONFIRM_TRANSPORT;
+	assert_int_equal(spool_new(&Env, 2, &Cfg, &Sp), 0);
+	assert_int_equal(Session, 0);
+	assert_int_equal(stats().session, 0);
+	Cfg.confirm = RPMAFS_CONFIRM_RECEIVER;
+	spool_stop(Sp);
+	spool_close(Sp);
+	spool_delete(&Sp);
+	assert_int_equal(spool_new(&Env, 2, &Cfg, &Sp), 0);
+	assert_int_not_equal(Session, 0);
+}
+
 /* a write by owner (the writing process's FUSE lock owner), as op_write makes it */
 static uintptr_t write_as(struct handle *fh, uint64_t owner, uint32_t len)
 {
@@ -2295,6 +2434,9 @@ int main(void)
 		T(fsync_asks_for_an_ack_and_waits_for_it),
 		T(unacked_messages_go_again_first),
 		T(resend_fails_after_send_timeout),
+		T(resend_on_a_plain_connection_finishes_by_completion),
+		T(a_confirming_spool_has_a_session),
+		T(a_new_outage_gives_waiting_messages_a_new_deadline),
 		T(child_close_does_not_wait_for_the_writers_messages),
 		T(child_close_leaves_the_error_to_the_writer),
 		T(writer_close_waits_as_fsync),

@@ -382,6 +382,7 @@ void fake_free_all(void)
 static struct {
 	bool on;
 	enum rdma_cm_event_type type;
+	int status; /* fake_cm_auto_answer_status() */
 	uint8_t pdata[FAKE_CONNECT_PDATA_MAX];
 	uint8_t len;
 } Auto_establish;
@@ -1725,10 +1726,17 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		return -1;
 	}
 	if (Auto_establish.on && id->channel != NULL && fevch_by_fd(id->channel->fd) != NULL)
-		push_event_locked(fevch_by_fd(id->channel->fd), id, NULL, Auto_establish.type, 0,
-			Auto_establish.pdata, Auto_establish.len);
+		push_event_locked(fevch_by_fd(id->channel->fd), id, NULL, Auto_establish.type,
+			Auto_establish.status, Auto_establish.pdata, Auto_establish.len);
 	pthread_mutex_unlock(&Lock);
 	return 0;
+}
+
+void fake_cm_auto_answer_status(int status)
+{
+	pthread_mutex_lock(&Lock);
+	Auto_establish.status = status;
+	pthread_mutex_unlock(&Lock);
 }
 
 void fake_cm_auto_answer(bool on, enum rdma_cm_event_type type, const void *pdata, uint8_t len)

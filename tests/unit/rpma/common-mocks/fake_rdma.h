@@ -240,6 +240,12 @@ struct rdma_cm_id *fake_cm_push_connect_request_from(
  * Off after fake_reset().
  */
 void fake_cm_auto_answer(bool on, enum rdma_cm_event_type type, const void *pdata, uint8_t len);
+/*
+ * fake_cm_auto_answer_status -- the status those answers carry (struct rdma_cm_event's: for a
+ * REJECTED the IB CM reject reason, 28 for the listener's rdma_reject(), 8 for nobody
+ * listening); 0 until set, and after fake_reset()
+ */
+void fake_cm_auto_answer_status(int status);
 
 /* the CM ID whose events arrive on evch_fd (the first one, in creation order) */
 struct rdma_cm_id *fake_cm_id_by_channel_fd(int evch_fd);

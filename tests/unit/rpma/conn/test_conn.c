@@ -11,6 +11,8 @@
 
 #include "unit.h"
 
+#include "librpma_ext.h"
+
 struct fixture {
 	struct rpma_peer *peer;
 	struct rpma_conn *conn;
@@ -102,6 +104,30 @@ static void test_events_map_like_librpma(void **state)
 		assert_int_equal(fake_live(FAKE_CM_EVENT), 0); /* acknowledged */
 	}
 	assert_true(log_has("Connection established", "RDMA_CM_EVENT_ESTABLISHED", NULL));
+	fixture_down(&f);
+}
+
+/* the status of the last event read: a REJECTED's reason tells a listener's reject from none */
+static void test_event_status_is_the_last_events(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_up(&f, NULL);
+	int status = -1;
+	assert_int_equal(rpma_conn_get_event_status(NULL, &status), RPMA_E_INVAL);
+	assert_int_equal(rpma_conn_get_event_status(f.conn, NULL), RPMA_E_INVAL);
+	assert_int_equal(status, -1);
+	assert_int_equal(rpma_conn_get_event_status(f.conn, &status), 0);
+	assert_int_equal(status, 0); /* no event yet */
+	static const int statuses[] = {28, 8, -ECONNREFUSED, 0};
+	for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {
+		fake_cm_push_event(f.evfd, f.id, RDMA_CM_EVENT_REJECTED, statuses[i], NULL, 0);
+		enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+		assert_int_equal(rpma_conn_next_event(f.conn, &ev), 0);
+		assert_int_equal(ev, RPMA_CONN_REJECTED);
+		assert_int_equal(rpma_conn_get_event_status(f.conn, &status), 0);
+		assert_int_equal(status, statuses[i]);
+	}
 	fixture_down(&f);
 }
 
@@ -593,6 +619,7 @@ int main(void)
 		rpma_unit_test(test_get_event_fd),
 		rpma_unit_test(test_next_event_rejects_bad_arguments),
 		rpma_unit_test(test_events_map_like_librpma),
+		rpma_unit_test(test_event_status_is_the_last_events),
 		rpma_unit_test(test_other_events_are_unknown),
 		rpma_unit_test(test_no_event_waiting),
 		rpma_unit_test(test_ack_failure_is_provider_error),

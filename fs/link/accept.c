@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "accept.h"
+#include "runtime/log.h"
 
 size_t accept_offer(
 	const struct rpmafs_peer_cfg *pc, uint64_t session, uint8_t hdr[RPMAFS_PDATA_MAX_LEN])
@@ -52,6 +53,17 @@ bool accept_session_refused(uint64_t session, int ret, enum rpma_conn_event ev, 
 {
 	return session != 0 && ret == 0 && ev == RPMA_CONN_REJECTED &&
 	       status == ACCEPT_REJ_CONSUMER;
+}
+
+void accept_tell_fallback(const struct rpmafs_peer_cfg *pc, bool *told)
+{
+	if (*told)
+		return;
+	*told = true;
+	log_warn("%s: %s:%u rejected the connect request with a session: an older receiver? "
+		 "The next attempt offers none (version 1), the one after it the session again "
+		 "(said once)",
+		pc->name, pc->address, pc->port);
 }
 
 int accept_cause(int ret, enum rpma_conn_event ev)

@@ -61,6 +61,13 @@ int accept_judge(const struct rpmafs_peer_cfg *pc, const void *ptr, size_t len,
 bool accept_session_refused(uint64_t session, int ret, enum rpma_conn_event ev, int status);
 
 /*
+ * accept_tell_fallback -- log that peer pc's next attempt offers no session
+ * after accept_session_refused; only the first time (*told, then set), as
+ * against an older receiver it happens at every reconnection
+ */
+void accept_tell_fallback(const struct rpmafs_peer_cfg *pc, bool *told);
+
+/*
  * accept_cause -- the errno a write that can wait no longer reports after
  * an attempt that ended with ret / ev (docs/design.md §4.2): its strerror
  * text says what became of the connection

@@ -69,7 +69,8 @@ struct link {
 	bool drained;		/* DRAINING: nothing outstanding any more */
 	int cause;		/* why the last attempt failed (link_unsent), 0: none did */
 	char cause_why[160];	/* the same, in words */
-	uint64_t session;	/* offered in the next request: cfg.session, 0 after the fallback */
+	uint64_t session;	/* offered in the next request: cfg.session, 0 once after a fallback */
+	bool fallback_told;	/* the fallback was logged (once a mount) */
 	struct link_conn *cur;	/* UP, DRAINING */
 };
 
@@ -307,13 +308,11 @@ static void attempt_failed(struct link *link, bool permanent, int cause, const c
 	link->cfg.ops->on_down(link->cfg.ctx, LINK_ATTEMPT_FAILED, why);
 }
 
-/* a listening receiver rejected a request with a session: none from now on (§11); loop thread */
+/* a listening receiver rejected a request with a session: the next offers none (§11); loop thread */
 static void session_fallback(struct link *link, const struct rpmafs_peer_cfg *pc)
 {
 	if (__atomic_exchange_n(&link->session, 0, __ATOMIC_RELAXED))
-		log_warn("%s: %s:%u rejected the connect request with a session: an older "
-			 "receiver? Connecting without one (version 1) for the rest of the mount",
-			pc->name, pc->address, pc->port);
+		accept_tell_fallback(pc, &link->fallback_told);
 }
 
 /*
@@ -343,7 +342,8 @@ static int start_attempt_locked(struct link *link, char *why, size_t whylen)
 	a->devices = link->cfg.devices;
 	a->loop = link->cfg.loop;
 	a->sq_depth = LINK_SQ_DEPTH(link->cfg.window);
-	a->session = __atomic_load_n(&link->session, __ATOMIC_RELAXED);
+	/* a fallback lasts one attempt: a receiver's reject for another reason costs no more */
+	a->session = __atomic_exchange_n(&link->session, link->cfg.session, __ATOMIC_RELAXED);
 	a->done_task = (struct loop_task){.fn = attempt_done, .arg = a};
 	__atomic_add_fetch(&attempts_running, 1, __ATOMIC_RELAXED);
 	/* the loop does not stop while the attempt may still hand it its result */

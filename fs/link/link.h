@@ -167,8 +167,9 @@ int link_post_imm(struct link *link, enum link_op op, size_t offset, uint32_t le
 
 /*
  * link_session -- the session id the next connect request offers: the
- * spool's (link_cfg.session), or 0 when it offers none (it had none, or a
- * listening receiver rejected a request with one: docs/design.md §11)
+ * spool's (link_cfg.session), or 0 when it offers none (it has none, or a
+ * listening receiver rejected the last request with one: that next one
+ * only, docs/design.md §11)
  */
 uint64_t link_session(struct link *link);
 

@@ -632,7 +632,10 @@ static void transport_offers_no_session(void **state)
 /*
  * An older receiver refuses a version 2 header with rdma_reject: a
  * consumer reject (IB_CM_REJ_CONSUMER_DEFINED, 28). The link offers
- * version 1 from then on, says so once, and connects.
+ * version 1 on the next attempt, says so once, and connects. The fallback
+ * lasts one attempt: a current receiver refusing for another reason (its
+ * allow list, its connection limit) answers 28 too, and must not cost the
+ * session for good.
  */
 static void consumer_reject_of_a_session_falls_back_to_version_1(void **state)
 {
@@ -650,14 +653,19 @@ static void consumer_reject_of_a_session_falls_back_to_version_1(void **state)
 	assert_int_equal(Fallback_logs, 1);
 	assert_non_null(strstr(Fallback_log, "alpha: "));
 	assert_non_null(strstr(Fallback_log, UNIT_ADDR ":7204"));
-	/* still rejected (for another reason): no second log line, still version 1 */
+	/* rejected again (for another reason): version 1 was tried */
 	next_attempt();
 	assert_int_equal(offered(&pd), RPMAFS_PDATA_OK);
 	assert_int_equal(fake_last_connect().param.private_data_len, RPMAFS_PDATA_LEN);
 	assert_int_equal(pd.session, 0);
 	assert_int_equal(pd.flags, RPMAFS_PDATA_F_ACK); /* confirmation is still offered */
-	assert_int_equal(Fallback_logs, 1);
-	/* the older receiver takes version 1 */
+	/* ... and the attempt after it offers the session again */
+	assert_int_equal(link_session(Link), SESSION);
+	next_attempt();
+	assert_int_equal(offered(&pd), RPMAFS_PDATA_OK);
+	assert_int_equal(pd.session, SESSION);
+	assert_int_equal(link_session(Link), 0);
+	/* the older receiver takes version 1; the line was said once */
 	fake_cm_auto_answer_status(0);
 	uint8_t hdr[RPMAFS_PDATA_MAX_LEN];
 	struct rpmafs_pdata acc = {.max_message = 2048, .credits = 8, .flags = RPMAFS_PDATA_F_ACK};
@@ -669,7 +677,9 @@ static void consumer_reject_of_a_session_falls_back_to_version_1(void **state)
 	assert_true(link_acks(Link));
 	assert_int_equal(offered(&pd), RPMAFS_PDATA_OK);
 	assert_int_equal(pd.session, 0);
-	assert_int_equal(link_session(Link), 0);
+	assert_int_equal(Fallback_logs, 1);
+	/* the connection is lost: the next request offers the session first */
+	assert_int_equal(link_session(Link), SESSION);
 }
 
 /*

@@ -22,6 +22,7 @@
 #include <librpma.h>
 #include <librpma_ext.h>
 
+#include "accept.h"
 #include "attempt.h"
 #include "devices.h"
 #include "link.h"
@@ -58,7 +59,6 @@ struct link_conn {
 
 struct link {
 	struct link_cfg cfg;
-
 	pthread_mutex_t lock;
 	enum link_state state;
 	bool tried;		/* an attempt has ended since the mount */

@@ -15,12 +15,24 @@ void confirm_init(struct confirm *cf)
 	*cf = (struct confirm){.next = 1};
 }
 
-void confirm_up(struct confirm *cf, bool on, unsigned credits)
+void confirm_up(struct confirm *cf, bool on, unsigned credits, const struct msgq *pending)
 {
+	uint32_t first = cf->next;
+
 	/*
 	 * Numbers are the spool's, not the connection's: what is not acked
-	 * goes again with its number, and the credits count from the last ack.
+	 * goes again with its number (confirm_requeue put it first in
+	 * pending). The accept's credits count from the number before the
+	 * first one sent here, not from the last ack: numbers of messages
+	 * that failed meanwhile (parked past send_timeout_ms) are never sent
+	 * again, and counting them would leave no credit for the next ones.
 	 */
+	for (const struct msg *msg = pending->head; msg; msg = msg->next)
+		if (msg->numbered) {
+			first = msg->wire;
+			break;
+		}
+	cf->acked = (first - 1) & RPMAFS_SEQ_MASK;
 	cf->on = on;
 	cf->unanswered = 0;
 	cf->heard_ms = now_ms_coarse();

@@ -39,9 +39,11 @@ void confirm_init(struct confirm *cf);
 
 /*
  * confirm_up -- a connection is up: receiver-confirmed (on) or not; credits:
- * what the receiver's accept granted past the last number sent (0: none given)
+ * what the receiver's accept granted (0: none given), counted from the
+ * first number this connection will carry: the oldest re-send in pending,
+ * else the next new number
  */
-void confirm_up(struct confirm *cf, bool on, unsigned credits);
+void confirm_up(struct confirm *cf, bool on, unsigned credits, const struct msgq *pending);
 
 /* confirm_may_post -- the receiver has room for msg, the next to post (always, when off) */
 bool confirm_may_post(const struct confirm *cf, const struct msg *msg);

@@ -78,7 +78,7 @@ static void on_up(void *ctx, uint32_t peer_max, unsigned credits)
 	sp->window = LINK_WINDOW(pool_nslots(sp->env->pool) + pool_nsmall(sp->env->pool));
 	if (credits && credits < sp->window)
 		sp->window = credits;
-	confirm_up(&sp->cf, link_acks(sp->link), credits);
+	confirm_up(&sp->cf, link_acks(sp->link), credits, &sp->pending);
 	sp->st.confirm_receiver = sp->cf.on;
 	if (sp->st.ever_up)
 		sp->st.reconnects++;

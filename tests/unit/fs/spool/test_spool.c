@@ -1970,6 +1970,41 @@ static void resend_fails_after_send_timeout(void **state)
 }
 
 /*
+ * Messages that failed while the link was down (re-sends past
+ * send_timeout_ms) took their numbers with them: the next connection's
+ * credits count from its own first number, or a full window of failed
+ * numbers would leave it no room, and every new write would wait for good
+ * (seen in the lab: fs-reconnect, 252 pending on a connected spool).
+ */
+static void credits_count_from_the_next_connections_first_number(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	Acks = true;
+	up(2);
+	write_msg(fh, 8);
+	write_msg(fh, 8); /* numbers 1 and 2: the whole window */
+	complete(Posts[1].wr_id, IBV_WC_SUCCESS);
+	lose_the_link();
+	spool_tick(Sp, now_ms() + Cfg.send_timeout_ms + 1);
+	assert_int_equal(stats().failed, 2);
+	assert_int_equal(spool_take_error(Sp, fh, NULL), EIO);
+	up(2);
+	write_msg(fh, 4);
+	write_msg(fh, 4);
+	assert_int_equal(Nposts, 4);
+	assert_int_equal(Posts[2].imm & RPMAFS_SEQ_MASK, 3);
+	assert_int_equal(Posts[3].imm & RPMAFS_SEQ_MASK, 4);
+	assert_int_equal(stats().pending, 0);
+	complete(Posts[3].wr_id, IBV_WC_SUCCESS);
+	ack(4, 2, 0);
+	assert_int_equal(stats().acked, 2);
+	assert_acked_accounts();
+	handle_delete(&fh);
+}
+
+/*
  * The next connection goes to a receiver that does not acknowledge (auto:
  * transport confirmation). The messages numbered on the first one and sent
  * again on it are confirmed by their completions, as every message on it
@@ -2434,6 +2469,7 @@ int main(void)
 		T(fsync_asks_for_an_ack_and_waits_for_it),
 		T(unacked_messages_go_again_first),
 		T(resend_fails_after_send_timeout),
+		T(credits_count_from_the_next_connections_first_number),
 		T(resend_on_a_plain_connection_finishes_by_completion),
 		T(a_confirming_spool_has_a_session),
 		T(a_new_outage_gives_waiting_messages_a_new_deadline),

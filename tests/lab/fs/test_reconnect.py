@@ -43,7 +43,7 @@ def body(work):
     spool.wait_state("alpha", "reconnecting")
     recv.start()
     t.join(SAFETY_S)
-    check(not t.is_alive(), "the writer is stuck")
+    check(not t.is_alive(), "the writer is stuck (status: %s)" % spool.status("alpha"))
 
     st = spool.settled("alpha")
     recv.stop()

@@ -211,7 +211,12 @@ for p in 0 1 2 3; do
 		>/dev/null 2>"$logs/rpma-recv-$p.log" &
 	recvs+=($!)
 done
-for p in 0 1 2 3; do
+# a fifth, as a service runs it: into a file, so with its state file
+# (docs/design.md §5.1) saved before every acknowledgement
+rpma-recv --listen "$LAB_B:7208" --max-message 1MiB --slots 64 --format len \
+	--output "$work/out4.len" 2>"$logs/rpma-recv-4.log" &
+recvs+=($!)
+for p in 0 1 2 3 4; do
 	wait_for "$logs/rpma-recv-$p.log" "listening on" 20 || note rpma-recv "rpma-recv $p did not start"
 done
 
@@ -235,14 +240,16 @@ mkdir "$mnt"
 	printf '\n[c0]\naddress = %s\nport = 7204\nclose = return\n' "$LAB_B"
 	# r1's receiver again, file-framed: one message per cp (docs/design.md §4.6)
 	printf '\n[f0]\naddress = %s\nport = 7205\nframing = file\n' "$LAB_B"
+	# the fifth receiver's: receiver-confirmed into --output FILE
+	printf '\n[o0]\naddress = %s\nport = 7208\n' "$LAB_B"
 } >"$work/rpmafs.ini"
 rpmafs -f --config "$work/rpmafs.ini" "$mnt" 2>"$logs/rpmafs.log" &
 fs=$!
 connected=0
 for ((i = 0; i < 600; i++)); do
 	n=0
-	for p in r0 r1 r2 r3 e0 t0 c0 f0; do status_is "$p" state connected && n=$((n + 1)); done
-	[ $n = 8 ] && connected=1 && break
+	for p in r0 r1 r2 r3 e0 t0 c0 f0 o0; do status_is "$p" state connected && n=$((n + 1)); done
+	[ $n = 9 ] && connected=1 && break
 	kill -0 $fs 2>/dev/null || break
 	nap 0.05
 done
@@ -592,6 +599,9 @@ if [ $connected = 1 ]; then
 		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/r0" 64 "${FS_RATE_N[0]}" 2>>"$logs/writer.log")
 		put_line "round.$r.acked.async.64" "$line" msg_s
 		link_put "round.$r.acked.async.64" "$snap"
+		# the same into rpma-recv --output FILE (its state file on)
+		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/o0" 64 "${FS_RATE_N[0]}" 2>>"$logs/writer.log")
+		put_line "round.$r.output.async.64" "$line" msg_s
 		line=$(timeout 300 bench-writer --latency --sync --warmup 20 "$mnt/t0" 64 "${FS_LAT_N[0]}" 2>>"$logs/writer.log")
 		put_line "round.$r.transport.sync.64" "$line" median_us
 		snap=$(link_snap)

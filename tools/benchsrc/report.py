@@ -215,6 +215,19 @@ def checks(fig):
                    "receiver-confirmed / the same with confirm = transport; RNR NAKs in the "
                    "receiver-confirmed runs: %s" % fmt(rnr_acked, 0) + rounds_text(rs)))
 
+    num, floor, r, rs = paired(fig, "output.async.64.msg_s",
+                               lambda get: get("transport.async.64.msg_s"))
+    out.append(dict(
+        key="acked_async_over_transport_output",
+        what="async write rate, 64 B: receiver confirmation into rpma-recv --output FILE "
+             "(state file on) against transport",
+        figure="%s msg/s (confirm = receiver, --output FILE)" % fmt(num),
+        floor="%s msg/s (confirm = transport, standard output)" % fmt(floor),
+        value=r, target=">= 0.9", met=None if r is None else r >= 0.9, rounds=rs,
+        definition="as acked_async_over_transport, with the receiver-confirmed writes going to "
+                   "an rpma-recv --format len --output FILE, which saves its state file "
+                   "(docs/design.md §5.1) before every acknowledgement" + rounds_text(rs)))
+
     # RNR NAKs the sending rxe received (hw counter rcvd_rnr_err) in the receiver-confirmed runs
     rnr_keys = [k for k in fig
                 if k.startswith("round.") and ".acked." in k and k.endswith(".rnr_naks")]

@@ -250,7 +250,7 @@ wire)
 	grep -q "key alpha, encrypt" "$WORK/recv.log" || fail "--protect encrypt: not in force"
 	stop_recv
 	same "$WORK/e1.len" "$WORK/e2.len" "$WORK/e3.len"
-	echo "PASS: mac shows the marker on the wire ($n of $CAP_PACKETS packets); encrypt (asked, or --protect encrypt) hides it and delivers the same bytes"
+	echo "PASS: mac shows the marker on the wire ($n matches in $CAP_PACKETS packets); encrypt (asked, or --protect encrypt) hides it and delivers the same bytes"
 	;;
 flood)
 	# garbage, replayed and wrong-key connects, three streams, beside an

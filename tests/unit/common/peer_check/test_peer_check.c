@@ -41,14 +41,20 @@ static struct sockaddr_storage v6(const char *text, uint16_t port)
 /* a well-formed rpmafs header, as a sender puts it in its request */
 static void header(uint8_t buf[RPMAFS_PDATA_MAX_LEN], uint16_t flags)
 {
-	rpmafs_pdata_encode(&(struct rpmafs_pdata){4096, 0, flags, 0}, buf);
+	rpmafs_pdata_encode(
+		&(struct rpmafs_pdata){
+			.max_message = 4096, .credits = 0, .flags = flags, .session = 0},
+		buf);
 }
 
 /* the same with a session: version 2 */
 static void header_session(uint8_t buf[RPMAFS_PDATA_MAX_LEN], uint16_t flags, uint64_t session)
 {
-	assert_int_equal(
-		rpmafs_pdata_encode(&(struct rpmafs_pdata){4096, 0, flags, session}, buf),
+	assert_int_equal(rpmafs_pdata_encode(&(struct rpmafs_pdata){.max_message = 4096,
+						     .credits = 0,
+						     .flags = flags,
+						     .session = session},
+				 buf),
 		RPMAFS_PDATA_LEN_2);
 }
 

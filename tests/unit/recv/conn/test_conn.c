@@ -97,8 +97,11 @@ static void fx_start(struct fx *f, bool srq, uint64_t count)
 	assert_int_equal(rpma_ep_get_fd(f->ep, &fd), 0);
 
 	/* an rpmafs sender that offers receiver confirmation */
-	pdata_len = rpmafs_pdata_encode(
-		&(struct rpmafs_pdata){MAX_MESSAGE, SLOTS, RPMAFS_PDATA_F_ACK, 0}, pdata);
+	pdata_len = rpmafs_pdata_encode(&(struct rpmafs_pdata){.max_message = MAX_MESSAGE,
+						.credits = SLOTS,
+						.flags = RPMAFS_PDATA_F_ACK,
+						.session = 0},
+		pdata);
 	req = fx_req_passive(f->ep, srv->conn_cfg, pdata, pdata_len);
 	recv_conn_request(srv, &req);
 	assert_null(req);

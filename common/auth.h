@@ -183,6 +183,24 @@ void rpmafs_auth_seal(struct rpmafs_auth *conn, uint32_t imm, uint8_t *payload, 
 	uint8_t tag[RPMAFS_AUTH_TAG_BYTES]);
 
 /*
+ * rpmafs_auth_next_seq -- the seq the next seal on conn takes (the sender:
+ * note it before rpmafs_auth_seal to be able to unseal that SEND)
+ */
+uint64_t rpmafs_auth_next_seq(const struct rpmafs_auth *conn);
+
+/*
+ * rpmafs_auth_unseal -- sender: give payload its plaintext back after
+ * rpmafs_auth_seal encrypted it in place as SEND seq with immediate data
+ * imm (nothing to do when the connection does not encrypt). A message that
+ * is sent again, on another connection (a re-send after the connection was
+ * lost), must be unsealed first: sealing the ciphertext again would have
+ * the receiver deliver the old ciphertext as the message. conn may be
+ * unsealed after its connection is gone, until rpmafs_auth_delete.
+ */
+void rpmafs_auth_unseal(
+	const struct rpmafs_auth *conn, uint64_t seq, uint32_t imm, uint8_t *payload, size_t len);
+
+/*
  * rpmafs_auth_open -- receiver: check the message SEND of len payload bytes
  * (its byte_len minus RPMAFS_AUTH_TAG_BYTES) with immediate data imm and
  * tag; when the connection encrypts, decrypt payload in place. 0 (the

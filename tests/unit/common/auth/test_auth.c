@@ -398,6 +398,39 @@ static void round_trip_encrypt(void **state)
 	round_trip(true, true);
 }
 
+/* a message sealed (encrypted) on a connection that was lost is unsealed and sent again */
+static void unseal_resend(void **state)
+{
+	struct rpmafs_auth *snd = NULL, *rcv = NULL, *snd2 = NULL, *rcv2 = NULL;
+	uint8_t m[64], tag[16];
+	uint64_t seq;
+
+	(void)state;
+	for (int enc = 0; enc < 2; enc++) {
+		proven(enc, &snd, &rcv);
+		for (size_t i = 0; i < sizeof(m); i++)
+			m[i] = (uint8_t)i;
+		seq = rpmafs_auth_next_seq(snd);
+		assert_true(seq == 1); /* after the proof */
+		rpmafs_auth_seal(snd, 7, m, sizeof(m), tag);
+		assert_true(rpmafs_auth_next_seq(snd) == 2);
+		assert_true(enc ? m[5] != 5 || m[6] != 6 : m[5] == 5);
+		/* lost before it was opened: unsealed, then sent again elsewhere */
+		rpmafs_auth_unseal(snd, seq, 7, m, sizeof(m));
+		rpmafs_auth_delete(&snd);
+		rpmafs_auth_delete(&rcv);
+		for (size_t i = 0; i < sizeof(m); i++)
+			assert_int_equal(m[i], (uint8_t)i);
+		proven(enc, &snd2, &rcv2);
+		rpmafs_auth_seal(snd2, 7, m, sizeof(m), tag);
+		assert_int_equal(rpmafs_auth_open(rcv2, 7, m, sizeof(m), tag), 0);
+		for (size_t i = 0; i < sizeof(m); i++)
+			assert_int_equal(m[i], (uint8_t)i);
+		rpmafs_auth_delete(&snd2);
+		rpmafs_auth_delete(&rcv2);
+	}
+}
+
 /* a flipped bit anywhere in a message's payload, tag or imm fails the open, and every later one */
 static void flipped_message(void **state)
 {
@@ -715,6 +748,7 @@ int main(void)
 		cmocka_unit_test(known_answers_encrypt),
 		cmocka_unit_test(round_trip_mac),
 		cmocka_unit_test(round_trip_encrypt),
+		cmocka_unit_test(unseal_resend),
 		cmocka_unit_test(flipped_message),
 		cmocka_unit_test(wrong_length),
 		cmocka_unit_test(replay_and_skip),

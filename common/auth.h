@@ -129,7 +129,7 @@ size_t rpmafs_auth_request_encode(const struct rpmafs_key *key, const struct rpm
  * a version 3 request whose key id and tag match a key (every key with the
  * id is tried). NULL when none does, *why (when why is not NULL) saying:
  *	"sender proves no key"			no private data, foreign, version 1/2
- *	"sender's key is not one of the ring's"	unknown id, or no key with the id makes the tag
+ *	"sender's key is not one of DIR's"	unknown id, or no key with the id makes the tag (DIR: the ring's directory)
  *	other					the version 3 header is malformed (pdata.h's reason)
  * It does not look at replays: ask rpmafs_nonces_seen after it succeeded
  * (so that only proven nonces take room in the window).

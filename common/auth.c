@@ -295,6 +295,23 @@ void rpmafs_auth_seal(struct rpmafs_auth *conn, uint32_t imm, uint8_t *payload, 
 	seal(conn, imm, payload, len, conn->encrypt, tag);
 }
 
+uint64_t rpmafs_auth_next_seq(const struct rpmafs_auth *conn)
+{
+	return conn->tx_seq;
+}
+
+void rpmafs_auth_unseal(
+	const struct rpmafs_auth *conn, uint64_t seq, uint32_t imm, uint8_t *payload, size_t len)
+{
+	uint8_t n[crypto_aead_chacha20poly1305_ietf_NPUBBYTES];
+
+	if (!conn->encrypt || len == 0)
+		return;
+	/* the AEAD's encryption is ChaCha20 from block counter 1 (RFC 8439 §2.8): its own inverse */
+	nonce(n, seq, imm);
+	crypto_stream_chacha20_ietf_xor_ic(payload, payload, len, n, 1, conn->keys + TX);
+}
+
 int rpmafs_auth_open(struct rpmafs_auth *conn, uint32_t imm, uint8_t *payload, size_t len,
 	const uint8_t tag[RPMAFS_AUTH_TAG_BYTES])
 {

@@ -129,7 +129,7 @@ size_t rpmafs_auth_request_encode(const struct rpmafs_key *key, const struct rpm
  * a version 3 request whose key id and tag match a key (every key with the
  * id is tried). NULL when none does, *why (when why is not NULL) saying:
  *	"sender proves no key"			no private data, foreign, version 1/2
- *	"sender's key is not one of the ring's"	unknown id, or no key with the id makes the tag
+ *	"sender's key is not one of DIR's"	unknown id, or no key with the id makes the tag (DIR: the ring's directory)
  *	other					the version 3 header is malformed (pdata.h's reason)
  * It does not look at replays: ask rpmafs_nonces_seen after it succeeded
  * (so that only proven nonces take room in the window).
@@ -181,6 +181,24 @@ bool rpmafs_auth_encrypts(const struct rpmafs_auth *conn);
  */
 void rpmafs_auth_seal(struct rpmafs_auth *conn, uint32_t imm, uint8_t *payload, size_t len,
 	uint8_t tag[RPMAFS_AUTH_TAG_BYTES]);
+
+/*
+ * rpmafs_auth_next_seq -- the seq the next seal on conn takes (the sender:
+ * note it before rpmafs_auth_seal to be able to unseal that SEND)
+ */
+uint64_t rpmafs_auth_next_seq(const struct rpmafs_auth *conn);
+
+/*
+ * rpmafs_auth_unseal -- sender: give payload its plaintext back after
+ * rpmafs_auth_seal encrypted it in place as SEND seq with immediate data
+ * imm (nothing to do when the connection does not encrypt). A message that
+ * is sent again, on another connection (a re-send after the connection was
+ * lost), must be unsealed first: sealing the ciphertext again would have
+ * the receiver deliver the old ciphertext as the message. conn may be
+ * unsealed after its connection is gone, until rpmafs_auth_delete.
+ */
+void rpmafs_auth_unseal(
+	const struct rpmafs_auth *conn, uint64_t seq, uint32_t imm, uint8_t *payload, size_t len);
 
 /*
  * rpmafs_auth_open -- receiver: check the message SEND of len payload bytes

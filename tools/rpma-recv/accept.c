@@ -77,7 +77,7 @@ static bool judge(struct recv_server *srv, struct rpma_conn_req **req, const cha
 	char hex[64];
 
 	pr = (struct peer_request){ss, their->ptr, their->len, srv->open, srv->opts->max_conns};
-	switch (peer_check(srv->opts->allow, &pr, facts)) {
+	switch (peer_check_keys(srv->opts->allow, &pr, srv->keys != NULL, facts)) {
 	case PEER_ACCEPT:
 		return true;
 	case PEER_NOT_ALLOWED:
@@ -85,6 +85,18 @@ static bool judge(struct recv_server *srv, struct rpma_conn_req **req, const cha
 		return false;
 	case PEER_FOREIGN:
 	case PEER_MALFORMED:
+		if (facts->kind == RPMAFS_PDATA_OK || facts->kind == RPMAFS_PDATA_NONE) {
+			/* its private data parsed: refused for the key it offers or not */
+			srv->auth_failures++;
+			if (strcmp(facts->why, "sender proves no key") == 0)
+				reject(srv, req, peer, "%s (%s)", facts->why,
+					facts->kind == RPMAFS_PDATA_OK
+						? "rpmafs private data without a key"
+						: "no private data: a plain RDMA peer");
+			else
+				reject(srv, req, peer, "%s", facts->why);
+			return false;
+		}
 		peer_hex_prefix(their->ptr, their->len, hex, sizeof(hex));
 		if (srv->keys)
 			srv->auth_failures++;

@@ -15,6 +15,11 @@
  *  - a session comes only from version 2: non-zero exactly when F_SESSION
  *    is set, and the 8 bytes at offset 16; version 1 gives session 0 and
  *    never F_SESSION;
+ *  - version 3 (a key): a request (length 56) or an accept (48) with
+ *    F_AUTH; pd->auth has the id, nonce and tag bytes where pdata.h puts
+ *    them, F_AUTH/F_ENCRYPT stay in pd->flags; a request's session
+ *    follows version 2's rules, an accept has none; versions 1 and 2
+ *    leave pd->auth zero and never give F_AUTH or F_ENCRYPT;
  *  - the result does not depend on bytes the caller did not pass
  *    (the same bytes with junk after them, parsed with the same length,
  *    give the same answer);
@@ -22,7 +27,8 @@
  *  - encode(parse(x)) gives back x's header when x was accepted (a
  *    version 2 header without a session comes back as version 1), and
  *    whatever encode() writes, parse() accepts with the same fields;
- *    encode writes 24 bytes exactly when it has a session, else 16.
+ *    encode writes 24 bytes exactly when it has a session, else 16 (a
+ *    version 3 header is not encoded back: auth.c writes those).
  *
  *	CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false
  *	ninja -C build-fuzz common/fuzz_pdata
@@ -64,11 +70,42 @@ static int zeros(const uint8_t *p, size_t len)
 	return 1;
 }
 
-/* field by field: the struct has padding */
+/* field by field: the struct has padding (pd->auth has none: bytes only) */
 static int same_pd(const struct rpmafs_pdata *a, const struct rpmafs_pdata *b)
 {
 	return a->max_message == b->max_message && a->credits == b->credits &&
-		a->flags == b->flags && a->session == b->session;
+	       a->flags == b->flags && a->session == b->session &&
+	       memcmp(&a->auth, &b->auth, sizeof(a->auth)) == 0;
+}
+
+/* version 3: the flags, the session and pd->auth */
+static void check_v3(const uint8_t *p, const struct rpmafs_pdata *pd, unsigned wire_flags)
+{
+	const unsigned all = RPMAFS_PDATA_KNOWN_FLAGS | RPMAFS_PDATA_AUTH_FLAGS;
+	static const uint8_t zero[16];
+
+	CHECK(pd->auth.on);
+	CHECK(wire_flags & RPMAFS_PDATA_F_AUTH);
+	CHECK(pd->flags & RPMAFS_PDATA_F_AUTH);
+	CHECK(pd->auth.encrypt == !!(wire_flags & RPMAFS_PDATA_F_ENCRYPT));
+	if (p[5] == RPMAFS_PDATA_LEN_3_REQUEST) {
+		CHECK(pd->auth.request);
+		CHECK(pd->session == le64(p + 16));
+		CHECK(!!(wire_flags & RPMAFS_PDATA_F_SESSION) == (pd->session != 0));
+		CHECK(pd->flags == (wire_flags & all));
+		CHECK(memcmp(pd->auth.id, p + 24, 8) == 0);
+		CHECK(memcmp(pd->auth.nonce, p + 32, 16) == 0);
+		CHECK(memcmp(pd->auth.tag, p + 48, 8) == 0 &&
+			memcmp(pd->auth.tag + 8, zero, 8) == 0);
+	} else {
+		CHECK(p[5] == RPMAFS_PDATA_LEN_3_ACCEPT);
+		CHECK(!pd->auth.request);
+		CHECK(pd->session == 0);
+		CHECK(pd->flags == (wire_flags & all & ~RPMAFS_PDATA_F_SESSION));
+		CHECK(memcmp(pd->auth.id, zero, 8) == 0);
+		CHECK(memcmp(pd->auth.nonce, p + 16, 16) == 0);
+		CHECK(memcmp(pd->auth.tag, p + 32, 16) == 0);
+	}
 }
 
 static void check_ok(const uint8_t *p, size_t len, const struct rpmafs_pdata *pd)
@@ -80,7 +117,9 @@ static void check_ok(const uint8_t *p, size_t len, const struct rpmafs_pdata *pd
 	CHECK(len >= RPMAFS_PDATA_LEN);
 	CHECK(memcmp(p, RPMAFS_PDATA_MAGIC, 4) == 0);
 	CHECK((p[4] == RPMAFS_PDATA_VERSION && p[5] == RPMAFS_PDATA_LEN) ||
-		(p[4] == RPMAFS_PDATA_VERSION_2 && p[5] == RPMAFS_PDATA_LEN_2));
+		(p[4] == RPMAFS_PDATA_VERSION_2 && p[5] == RPMAFS_PDATA_LEN_2) ||
+		(p[4] == RPMAFS_PDATA_VERSION_3 &&
+			(p[5] == RPMAFS_PDATA_LEN_3_REQUEST || p[5] == RPMAFS_PDATA_LEN_3_ACCEPT)));
 	hlen = p[5];
 	CHECK(len >= hlen);
 	CHECK(zeros(p + hlen, len - hlen));
@@ -89,6 +128,12 @@ static void check_ok(const uint8_t *p, size_t len, const struct rpmafs_pdata *pd
 	CHECK(pd->max_message == le32(p + 8) && pd->credits == le32(p + 12));
 
 	wire_flags = (unsigned)(p[6] | p[7] << 8);
+	if (p[4] == RPMAFS_PDATA_VERSION_3) {
+		check_v3(p, pd, wire_flags);
+		return;
+	}
+	CHECK(!pd->auth.on && !pd->auth.request && !pd->auth.encrypt);
+	CHECK(zeros(pd->auth.id, 8) && zeros(pd->auth.nonce, 16) && zeros(pd->auth.tag, 16));
 	CHECK((pd->flags & ~RPMAFS_PDATA_KNOWN_FLAGS) == 0);
 	if (hlen == RPMAFS_PDATA_LEN) {
 		/* version 1: no session, the session bit ignored */
@@ -141,8 +186,8 @@ static void check_encode(const uint8_t *data, size_t size)
 		CHECK(out.max_message == in.max_message);
 	else
 		CHECK(out.max_message == (in.max_message ? RPMAFS_PDATA_MAX_MESSAGE : 1));
-	CHECK(out.credits == (in.credits <= RPMAFS_PDATA_MAX_CREDITS ? in.credits :
-		RPMAFS_PDATA_MAX_CREDITS));
+	CHECK(out.credits ==
+		(in.credits <= RPMAFS_PDATA_MAX_CREDITS ? in.credits : RPMAFS_PDATA_MAX_CREDITS));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -150,7 +195,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t padded[PDATA_MAX + 64];
-	const struct rpmafs_pdata sentinel = {0xdeadbeef, 0xfeedf00d, 0xbeef, 0xfeedfacecafebeef};
+	const struct rpmafs_pdata sentinel = {0xdeadbeef, 0xfeedf00d, 0xbeef, 0xfeedfacecafebeef,
+		{true, true, true, {0xee}, {0xee}, {0xee}}};
 	struct rpmafs_pdata pd = sentinel, pd2 = sentinel;
 	enum rpmafs_pdata_kind kind, kind2;
 	const char *why = NULL, *why2 = NULL;

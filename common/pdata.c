@@ -41,8 +41,25 @@ static int all_zero(const uint8_t *p, size_t len)
 	return 1;
 }
 
-enum rpmafs_pdata_kind rpmafs_pdata_parse(const void *buf, size_t len, struct rpmafs_pdata *pd,
-	const char **why)
+/* parse_auth -- pd->auth (and F_AUTH, F_ENCRYPT in pd->flags) of the version 3 header at p */
+static void parse_auth(const uint8_t *p, size_t hlen, uint16_t flags, struct rpmafs_pdata *pd)
+{
+	pd->flags |= (uint16_t)(flags & RPMAFS_PDATA_AUTH_FLAGS);
+	pd->auth.on = true;
+	pd->auth.encrypt = (flags & RPMAFS_PDATA_F_ENCRYPT) != 0;
+	if (hlen == RPMAFS_PDATA_LEN_3_REQUEST) {
+		pd->auth.request = true;
+		memcpy(pd->auth.id, p + 24, sizeof(pd->auth.id));
+		memcpy(pd->auth.nonce, p + 32, sizeof(pd->auth.nonce));
+		memcpy(pd->auth.tag, p + 48, 8);
+	} else {
+		memcpy(pd->auth.nonce, p + 16, sizeof(pd->auth.nonce));
+		memcpy(pd->auth.tag, p + 32, sizeof(pd->auth.tag));
+	}
+}
+
+enum rpmafs_pdata_kind rpmafs_pdata_parse(
+	const void *buf, size_t len, struct rpmafs_pdata *pd, const char **why)
 {
 	const uint8_t *p = buf;
 	const char *dummy;
@@ -70,6 +87,10 @@ enum rpmafs_pdata_kind rpmafs_pdata_parse(const void *buf, size_t len, struct rp
 		hlen = RPMAFS_PDATA_LEN;
 	} else if (p[4] == RPMAFS_PDATA_VERSION_2) {
 		hlen = RPMAFS_PDATA_LEN_2;
+	} else if (p[4] == RPMAFS_PDATA_VERSION_3) {
+		/* a request or an accept, told by the length */
+		hlen = p[5] == RPMAFS_PDATA_LEN_3_ACCEPT ? RPMAFS_PDATA_LEN_3_ACCEPT
+							 : RPMAFS_PDATA_LEN_3_REQUEST;
 	} else {
 		*why = "unsupported rpmafs header version";
 		return RPMAFS_PDATA_MALFORMED;
@@ -97,7 +118,11 @@ enum rpmafs_pdata_kind rpmafs_pdata_parse(const void *buf, size_t len, struct rp
 		*why = "credits out of range";
 		return RPMAFS_PDATA_MALFORMED;
 	}
-	if (hlen == RPMAFS_PDATA_LEN_2) {
+	if (p[4] == RPMAFS_PDATA_VERSION_3 && !(flags & RPMAFS_PDATA_F_AUTH)) {
+		*why = "version 3 header without the auth flag";
+		return RPMAFS_PDATA_MALFORMED;
+	}
+	if (hlen == RPMAFS_PDATA_LEN_2 || hlen == RPMAFS_PDATA_LEN_3_REQUEST) {
 		session = get_le64(p + 16);
 		if ((flags & RPMAFS_PDATA_F_SESSION) && session == 0) {
 			*why = "session flag with session 0";
@@ -108,15 +133,21 @@ enum rpmafs_pdata_kind rpmafs_pdata_parse(const void *buf, size_t len, struct rp
 			return RPMAFS_PDATA_MALFORMED;
 		}
 	} else {
-		/* version 1 carries no session: the bit is ignored as version 1 promised */
+		/*
+		 * version 1 (and a version 3 accept) carries no session: the bit
+		 * is ignored as version 1 promised
+		 */
 		flags &= (uint16_t)~RPMAFS_PDATA_F_SESSION;
 	}
 	if (pd) {
+		memset(pd, 0, sizeof(*pd));
 		pd->max_message = max;
 		pd->credits = credits;
 		/* unknown bits are a newer peer's: ignored, as version 1 promised */
 		pd->flags = (uint16_t)(flags & RPMAFS_PDATA_KNOWN_FLAGS);
 		pd->session = session;
+		if (p[4] == RPMAFS_PDATA_VERSION_3)
+			parse_auth(p, hlen, flags, pd);
 	}
 	*why = "ok";
 	return RPMAFS_PDATA_OK;

@@ -8,8 +8,10 @@
  *
  *	offset	size	field
  *	0	4	magic "RPMF"
- *	4	1	version: 1, or 2 (a sender with a session)
- *	5	1	header length in bytes: 16 (version 1), 24 (version 2)
+ *	4	1	version: 1, 2 (a sender with a session), or 3 (a peer
+ *			with a key: auth.h)
+ *	5	1	header length in bytes: 16 (version 1), 24 (version 2),
+ *			56 (version 3, a request) or 48 (version 3, an accept)
  *	6	2	flags: RPMAFS_PDATA_F_* (below); unknown bits are sent
  *			as 0 and ignored on receipt
  *	8	4	max_message: the largest message this end will send
@@ -26,6 +28,22 @@
  * malformed, as is any other version/length pair; in a version 1 header
  * the F_SESSION bit is ignored (cleared), as unknown bits always were.
  *
+ * Version 3 (issue 25, docs/design.md §11): a sender with a key sends the
+ * request (56 bytes, RoCE's whole connect request private data), a
+ * receiver with keys answers with the accept (48 bytes). Both carry
+ * F_AUTH (required); F_ENCRYPT asks for (request) or says (accept) that
+ * messages are encrypted. Bytes 0..16 are as above; then
+ *	request				accept
+ *	16	8	session		16	16	nonce_r
+ *	24	8	key id		32	16	accept tag
+ *	32	16	nonce_s
+ *	48	8	request tag
+ * The request's session follows version 2's rules; an accept's F_SESSION
+ * is ignored (cleared). Version 3 without F_AUTH, or of another length, is
+ * malformed. The parser checks no tag (it has no key, auth.h does): it
+ * fills pd->auth. rpmafs_pdata_encode writes versions 1 and 2 only;
+ * auth.h's rpmafs_auth_request_encode/rpmafs_auth_accept_encode write 3.
+ *
  * The transport may pad private data (RoCE and InfiniBand pad a connect
  * request to 56 bytes with zeros), so bytes past the header are allowed
  * when they are zero. A peer that sends nothing, or only zeros, is a plain
@@ -35,15 +53,19 @@
 #ifndef RPMAFS_PDATA_H
 #define RPMAFS_PDATA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define RPMAFS_PDATA_MAGIC "RPMF"
-#define RPMAFS_PDATA_VERSION 1	/* without a session */
-#define RPMAFS_PDATA_LEN 16	/* version 1's length */
-#define RPMAFS_PDATA_VERSION_2 2 /* with a session */
-#define RPMAFS_PDATA_LEN_2 24	/* version 2's length */
-#define RPMAFS_PDATA_MAX_LEN 24	/* the buffer rpmafs_pdata_encode needs */
+#define RPMAFS_PDATA_VERSION 1	      /* without a session */
+#define RPMAFS_PDATA_LEN 16	      /* version 1's length */
+#define RPMAFS_PDATA_VERSION_2 2      /* with a session */
+#define RPMAFS_PDATA_LEN_2 24	      /* version 2's length */
+#define RPMAFS_PDATA_VERSION_3 3      /* with a key (auth.h) */
+#define RPMAFS_PDATA_LEN_3_REQUEST 56 /* version 3's length, a sender's request */
+#define RPMAFS_PDATA_LEN_3_ACCEPT 48  /* version 3's length, a receiver's accept */
+#define RPMAFS_PDATA_MAX_LEN 24	      /* the buffer rpmafs_pdata_encode needs */
 #define RPMAFS_PDATA_MAX_MESSAGE (1u << 30)
 #define RPMAFS_PDATA_MAX_CREDITS 65535u
 
@@ -64,13 +86,41 @@
  * exactly then.
  */
 #define RPMAFS_PDATA_F_SESSION 0x0002u
+/*
+ * Flag: version 3 (auth.h), required there: this header carries a key id,
+ * a nonce and a tag. Never sent in version 1 or 2 (ignored there).
+ */
+#define RPMAFS_PDATA_F_AUTH 0x0004u
+/*
+ * Flag: version 3 only. In a request: "encrypt my messages' payloads"; in
+ * an accept: the mode in force (set: encrypt, clear: mac).
+ */
+#define RPMAFS_PDATA_F_ENCRYPT 0x0008u
+/* the flags of versions 1 and 2 (encode sends only these; parse keeps only these there) */
 #define RPMAFS_PDATA_KNOWN_FLAGS (RPMAFS_PDATA_F_ACK | RPMAFS_PDATA_F_SESSION)
+/* the flags version 3 adds, kept in pd->flags by the parser for version 3 only */
+#define RPMAFS_PDATA_AUTH_FLAGS (RPMAFS_PDATA_F_AUTH | RPMAFS_PDATA_F_ENCRYPT)
 
 struct rpmafs_pdata {
 	uint32_t max_message;
 	uint32_t credits;
-	uint16_t flags; /* RPMAFS_PDATA_F_*; encode sends only the known ones */
-	uint64_t session; /* the sender's session id, 0 = none (version 1) */
+	uint16_t flags;	  /* RPMAFS_PDATA_F_*; encode sends only the known ones */
+	uint64_t session; /* the sender's session id, 0 = none (version 1, an accept) */
+	/*
+	 * Version 3 (filled by rpmafs_pdata_parse; all zero for versions 1, 2):
+	 * on: a version 3 header; request: it is a request (56 bytes; else an
+	 * accept); encrypt: F_ENCRYPT; id: the request's key id; nonce:
+	 * nonce_s or nonce_r; tag: the request's 8 bytes (the rest zero) or
+	 * the accept's 16. Not checked here: auth.h checks the tags.
+	 */
+	struct {
+		bool on;
+		bool request;
+		bool encrypt;
+		uint8_t id[8];
+		uint8_t nonce[16];
+		uint8_t tag[16];
+	} auth;
 };
 
 enum rpmafs_pdata_kind {
@@ -91,10 +141,11 @@ size_t rpmafs_pdata_encode(const struct rpmafs_pdata *pd, uint8_t buf[RPMAFS_PDA
 
 /*
  * rpmafs_pdata_parse -- classify len bytes of private data at buf and, for
- * RPMAFS_PDATA_OK, fill *pd (session 0 for version 1). When why is not NULL it is set to a static
+ * RPMAFS_PDATA_OK, fill *pd (session 0 for version 1, pd->auth for
+ * version 3, zeroed otherwise). When why is not NULL it is set to a static
  * string saying what is wrong (or "ok").
  */
-enum rpmafs_pdata_kind rpmafs_pdata_parse(const void *buf, size_t len, struct rpmafs_pdata *pd,
-	const char **why);
+enum rpmafs_pdata_kind rpmafs_pdata_parse(
+	const void *buf, size_t len, struct rpmafs_pdata *pd, const char **why);
 
 #endif /* RPMAFS_PDATA_H */

@@ -11,6 +11,12 @@
 enum peer_verdict peer_check(
 	const struct recv_allow *allow, const struct peer_request *req, struct peer_facts *facts)
 {
+	return peer_check_keys(allow, req, false, facts);
+}
+
+enum peer_verdict peer_check_keys(const struct recv_allow *allow, const struct peer_request *req,
+	bool keys, struct peer_facts *facts)
+{
 	*facts = (struct peer_facts){.kind = RPMAFS_PDATA_NONE, .why = "not looked at"};
 
 	/* an unknown address is in no network: a list that names any refuses it */
@@ -23,6 +29,19 @@ enum peer_verdict peer_check(
 		return PEER_FOREIGN;
 	if (facts->kind == RPMAFS_PDATA_MALFORMED)
 		return PEER_MALFORMED;
+	/* issue 25: a key offered only to a receiver with keys, and there required */
+	if (facts->pd.auth.on && !facts->pd.auth.request) {
+		facts->why = "a version 3 accept in a connect request";
+		return PEER_MALFORMED;
+	}
+	if (!keys && facts->pd.auth.on) {
+		facts->why = "sender offers a key, this receiver has none";
+		return PEER_MALFORMED;
+	}
+	if (keys && !facts->pd.auth.on) {
+		facts->why = "sender proves no key";
+		return PEER_MALFORMED;
+	}
 	facts->acked = facts->kind == RPMAFS_PDATA_OK && (facts->pd.flags & RPMAFS_PDATA_F_ACK);
 	if (facts->acked)
 		facts->session = facts->pd.session;

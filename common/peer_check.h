@@ -63,6 +63,23 @@ enum peer_verdict peer_check(
 	const struct recv_allow *allow, const struct peer_request *req, struct peer_facts *facts);
 
 /*
+ * peer_check_keys -- peer_check for a receiver that has keys (keys true:
+ * auth.h, --keys DIR, listen_keys) or none (keys false: peer_check). The
+ * private data's verdict then also says whether the sender offers a key
+ * (a version 3 request, facts->pd.auth.on):
+ *	keys	offers	verdict (why)
+ *	no	no	as peer_check
+ *	no	yes	PEER_MALFORMED ("sender offers a key, this receiver has none")
+ *	yes	no	PEER_MALFORMED ("sender proves no key"), PEER_FOREIGN as before
+ *	yes	yes	as peer_check: the caller then asks rpmafs_auth_request_check
+ *		whether the key is one of its own, and rpmafs_nonces_seen
+ * A version 3 accept in a connect request is PEER_MALFORMED either way.
+ * peer_check(allow, req, facts) is peer_check_keys(allow, req, false, facts).
+ */
+enum peer_verdict peer_check_keys(const struct recv_allow *allow, const struct peer_request *req,
+	bool keys, struct peer_facts *facts);
+
+/*
  * peer_describe -- "ADDR:PORT" (IPv4) or "[ADDR]:PORT" (IPv6) into text;
  * false, text untouched, for another family
  */

@@ -26,6 +26,7 @@
 
 #include "ackreq.h"
 #include "ackring.h"
+#include "auth.h"
 
 /* acknowledgements in flight on one connection */
 #define RECV_ACK_BUFS RPMAFS_ACKRING_DEPTH
@@ -52,7 +53,20 @@ struct recv_confirm {
 	bool prompt;	  /* the sender waits: acknowledge at once */
 
 	uint64_t acks, duplicates;
+
+	/*
+	 * An authenticated connection (--keys, docs/design.md §11): each
+	 * acknowledgement is RPMAFS_ACK_LEN bytes and its tag, sealed with
+	 * the connection's receiver-to-sender key, sent from buffers of
+	 * its own (the ring's are RPMAFS_ACK_LEN bytes)
+	 */
+	struct rpmafs_auth *auth; /* the connection's; NULL: plain acknowledgements */
+	struct rpma_mr_local *sealed_mr;
+	uint8_t *sealed; /* RECV_ACK_BUFS x RECV_SEALED_ACK_LEN bytes, registered */
 };
+
+/* an acknowledgement and its tag */
+#define RECV_SEALED_ACK_LEN (RPMAFS_ACK_LEN + RPMAFS_AUTH_TAG_BYTES)
 
 enum recv_take {
 	RECV_TAKE_RECORD,    /* a message to write out; *num is its number */
@@ -67,6 +81,13 @@ enum recv_take {
  * 0, or a negative errno / rpma error.
  */
 int recv_confirm_new(struct rpma_peer *peer, uint16_t credits, struct recv_confirm **rc_ptr);
+
+/*
+ * recv_confirm_seal -- from now on every acknowledgement is sealed with
+ * auth (the connection's, which outlives rc), from buffers registered with
+ * peer now. 0, or a negative errno / rpma error.
+ */
+int recv_confirm_seal(struct recv_confirm *rc, struct rpma_peer *peer, struct rpmafs_auth *auth);
 
 /* recv_confirm_delete -- after the connection was deleted; *rc_ptr = NULL */
 void recv_confirm_delete(struct recv_confirm **rc_ptr);

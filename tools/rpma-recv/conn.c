@@ -176,6 +176,7 @@ static void finish(struct recv_conn *c, const char *how)
 	recv_rxq_release(srv->rxq, c);
 	recv_deliver_forget(c);
 	recv_accept_undo_confirm(c);
+	recv_accept_undo_auth(c);
 	srv->open--;
 	(void)recv_conn_to(c, CONN_FINISHED);
 
@@ -247,6 +248,40 @@ int recv_conn_settle(struct recv_server *srv)
 	if (!srv->settling)
 		return wait;
 	return wait >= 0 && wait < SETTLE_POLL_MS ? wait : SETTLE_POLL_MS;
+}
+
+int recv_conn_proofs(struct recv_server *srv)
+{
+	struct recv_conn *c, *next;
+	int64_t now, wait = -1;
+	char why[64];
+
+	if (!srv->unproven)
+		return -1;
+	now = recv_now_ms();
+	for (c = srv->conns; c && srv->unproven; c = next) {
+		next = c->next;
+		if (!c->unproven_counted)
+			continue;
+		if (!recv_conn_talking(c)) {
+			/* closing anyway: no proof is waited for */
+			c->unproven_counted = false;
+			srv->unproven--;
+			continue;
+		}
+		if (now < c->proof_by) {
+			if (wait < 0 || c->proof_by - now < wait)
+				wait = c->proof_by - now;
+			continue;
+		}
+		snprintf(why, sizeof(why), "no proof of key within %d ms", RECV_PROOF_MS);
+		recv_deliver_auth_failed(c, why);
+		if (c->unproven_counted) {
+			c->unproven_counted = false;
+			srv->unproven--;
+		}
+	}
+	return (int)wait;
 }
 
 void recv_conn_close(struct recv_conn *c, const char *why)

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "auth.h"
 #include "options.h"
 #include "output.h"
 #include "rxq.h"
@@ -102,6 +103,12 @@ struct recv_server {
 	struct recv_state *state;	  /* NULL: the output does not last (or no --output) */
 	bool state_dirty;		  /* written since the last save */
 	bool state_plain; /* of those, records of senders without acknowledgements */
+
+	/* --keys (docs/design.md §11): who may connect, and what they proved */
+	struct rpmafs_keyring *keys;  /* NULL: no --keys, authenticated senders refused */
+	struct rpmafs_nonces *nonces; /* the nonces of the last requests accepted */
+	uint64_t auth_failures;	      /* requests and connections refused for their key */
+	unsigned unproven;	      /* connections whose proof of key has not come yet */
 };
 
 /* recv_wall_ms -- wall clock milliseconds: the sessions' clock (it is persisted) */
@@ -165,6 +172,13 @@ void recv_conn_totals(const struct recv_server *srv, uint64_t *acks, uint64_t *d
  * may sleep before the next one is due (-1: none owed)
  */
 int recv_conn_acks(struct recv_server *srv);
+
+/*
+ * recv_conn_proofs -- drop the authenticated connections whose proof of
+ * key did not come in time; returns how many milliseconds the loop may
+ * sleep before the next deadline (-1: none)
+ */
+int recv_conn_proofs(struct recv_server *srv);
 
 /* recv_now_ms -- monotonic milliseconds (deadlines, the settling of a closing connection) */
 int64_t recv_now_ms(void);

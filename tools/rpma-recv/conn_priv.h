@@ -14,8 +14,12 @@
 #include <infiniband/verbs.h>
 #include <netinet/in.h>
 
+#include "auth.h"
 #include "confirm.h"
 #include "conn.h"
+
+/* an authenticated sender's proof of key must come this soon after the accept */
+#define RECV_PROOF_MS 5000
 
 /* the states of a connection; conn.c's table says how one goes to another */
 enum conn_state {
@@ -32,8 +36,8 @@ struct recv_conn {
 	struct recv_server *srv;
 	struct recv_conn *prev, *next; /* in srv->conns, or next in srv->dead */
 	unsigned long id;
-	char peer[INET6_ADDRSTRLEN + 32]; /* "from ADDR:PORT" for log lines */
-	char kind[112];			  /* what its private data said */
+	char peer[INET6_ADDRSTRLEN + 112]; /* "from ADDR:PORT[ key=NAME]" for log lines */
+	char kind[192];			   /* what its private data said */
 
 	struct rpma_conn *conn;
 	uint32_t qp_num;
@@ -62,6 +66,13 @@ struct recv_conn {
 	uint64_t seen;			   /* messages + dropped when last looked at */
 
 	uint64_t messages, bytes, dropped;
+
+	/* --keys (docs/design.md §11): the sender proved a key at connect */
+	struct rpmafs_auth *auth; /* its connection keys and counters; NULL: not authenticated */
+	bool proven;		  /* its first SEND, the proof of key, was right */
+	bool unproven_counted;	  /* in srv->unproven */
+	int64_t proof_by;	  /* not proven by then: dropped */
+	uint64_t auth_seq;	  /* SENDs opened on it: the seq of the next one */
 
 	struct recv_confirm *confirm; /* the sender takes acknowledgements (confirm.h) */
 	uint64_t session;	      /* the sender's session (with confirm), 0: none */
@@ -100,7 +111,18 @@ void recv_conn_close(struct recv_conn *c, const char *why);
 /* recv_accept_undo_confirm -- give back what the accept took for acknowledgements */
 void recv_accept_undo_confirm(struct recv_conn *c);
 
+/* recv_accept_undo_auth -- c ends: its connection keys wiped, off the unproven count */
+void recv_accept_undo_auth(struct recv_conn *c);
+
 /* deliver.c: received messages to the output, and their acknowledgements */
+
+/*
+ * recv_deliver_auth_failed -- c's sender failed its authentication on the
+ * connection (a bad tag, no proof): what the batch holds of c before it
+ * is written, then c is dropped (nothing of it is written from now on),
+ * counted in srv->auth_failures and logged with why
+ */
+void recv_deliver_auth_failed(struct recv_conn *c, const char *why);
 
 /* recv_deliver -- take one received message of c for the batch (or drop it) */
 void recv_deliver(struct recv_conn *c, const struct ibv_wc *wc, const uint8_t *msg);

@@ -27,6 +27,7 @@
 #endif
 
 #include "ack.h"
+#include "auth.h"
 #include "conn_priv.h"
 #include "log.h"
 #include "rxq.h"
@@ -74,14 +75,102 @@ void recv_deliver_forget(struct recv_conn *c)
 	c->owed = false;
 }
 
+void recv_deliver_auth_failed(struct recv_conn *c, const char *why)
+{
+	struct recv_server *srv = c->srv;
+
+	if (c->discard)
+		return;
+	/* what came before it is good: written now, before the connection is dropped */
+	recv_deliver_flush(srv);
+	c->discard = true;
+	srv->auth_failures++;
+	recv_log(RECV_LOG_REJECT,
+		"connection %lu %s: SEND seq %" PRIu64 ": %s: dropping the connection, nothing "
+		"more of it is written",
+		c->id, c->peer, c->auth_seq, why);
+	recv_conn_close(c, "authentication failed");
+}
+
+/*
+ * open_sealed -- an authenticated connection's SEND checked (and, with
+ * encrypt, decrypted in place) before anything else looks at it: its first
+ * is the proof of key, every later one the payload and its tag. true: a
+ * message of *len bytes (its tag off) to take; false: nothing to take (the
+ * proof, or a SEND that failed: the connection is dropped)
+ */
+static bool open_sealed(struct recv_conn *c, const struct ibv_wc *wc, uint8_t *msg, uint32_t *len)
+{
+	bool with_imm = (wc->wc_flags & IBV_WC_WITH_IMM) != 0;
+	uint32_t imm = with_imm ? ntohl(wc->imm_data) : 0;
+	char why[96];
+
+	if (!c->proven) {
+		if (with_imm || *len != RPMAFS_AUTH_TAG_BYTES) {
+			snprintf(why, sizeof(why),
+				"its first SEND (%" PRIu32 " bytes%s) is not the proof of key",
+				*len, with_imm ? ", with immediate data" : "");
+			recv_deliver_auth_failed(c, why);
+			return false;
+		}
+		if (rpmafs_auth_open_proof(c->auth, msg)) {
+			recv_deliver_auth_failed(c, "its proof of key is wrong");
+			return false;
+		}
+		c->auth_seq++;
+		c->proven = true;
+		if (c->unproven_counted)
+			c->srv->unproven--;
+		c->unproven_counted = false;
+		recv_log(RECV_LOG_DEBUG, "connection %lu %s: proof of key taken", c->id, c->peer);
+		return false;
+	}
+	if (*len < RPMAFS_AUTH_TAG_BYTES) {
+		snprintf(why, sizeof(why), "a SEND of %" PRIu32 " bytes, shorter than its tag",
+			*len);
+		recv_deliver_auth_failed(c, why);
+		return false;
+	}
+	*len -= RPMAFS_AUTH_TAG_BYTES;
+	if (rpmafs_auth_open(c->auth, imm, msg, *len, msg + *len)) {
+		snprintf(why, sizeof(why), "the tag of a SEND of %" PRIu32 " bytes is wrong (%s)",
+			*len + RPMAFS_AUTH_TAG_BYTES,
+			rpmafs_auth_encrypts(c->auth) ? "encrypt" : "mac");
+		recv_deliver_auth_failed(c, why);
+		return false;
+	}
+	c->auth_seq++;
+	return true;
+}
+
 void recv_deliver(struct recv_conn *c, const struct ibv_wc *wc, const uint8_t *msg)
 {
 	struct recv_server *srv = c->srv;
 	uint32_t len = wc->byte_len, num = 0;
+	struct ibv_wc opened;
 	struct recv_batch *b;
 	const char *why;
 
 	RECEIVED(msg, len);
+	if (c->auth) {
+		/*
+		 * Checked first (the counters of both ends go on only with
+		 * every SEND opened); one that fails, and everything after it,
+		 * is never written. The slot is ours until it is posted again.
+		 */
+		if (c->discard) {
+			c->dropped++;
+			return;
+		}
+		if (!open_sealed(c, wc, (uint8_t *)msg, &len)) {
+			if (c->discard)
+				c->dropped++;
+			return;
+		}
+		opened = *wc;
+		opened.byte_len = len; /* what ackreq sees: the message, its tag off */
+		wc = &opened;
+	}
 	/* --count: what the batch holds counts as written already */
 	if (c->discard || c->state == CONN_SENDING_LAST_ACK || srv->stop == RECV_STOP_COUNT ||
 		srv->stop == RECV_STOP_OUTPUT_GONE ||

@@ -20,6 +20,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "confirm.h"
 #include "conn.h"
 #include "fd.h"
@@ -31,6 +32,7 @@
 
 #define EXIT_USAGE 2
 #define SHUTDOWN_WAIT_MS 3000 /* for peers to confirm the disconnect */
+#define RECV_NONCES 4096      /* --keys: connect requests remembered against replays */
 
 #ifdef RPMA_HAVE_EXT
 #define HAVE_PEER_ADDR true
@@ -80,10 +82,14 @@ static int check_device(struct ibv_context *dev, const struct recv_options *opts
 			opts->slots, name, attr.max_qp_wr, attr.max_cqe);
 		return -1;
 	}
-	if (ibv_query_port(dev, 1, &port) == 0 && opts->max_message > port.max_msg_sz) {
+	if (ibv_query_port(dev, 1, &port) == 0 &&
+		(uint64_t)opts->max_message + (opts->keys ? RPMAFS_AUTH_TAG_BYTES : 0) >
+			port.max_msg_sz) {
 		fprintf(stderr,
-			"rpma-recv: --max-message %u is more than device %s takes (max_msg_sz %u)\n",
-			opts->max_message, name, port.max_msg_sz);
+			"rpma-recv: --max-message %u%s is more than device %s takes (max_msg_sz "
+			"%u)\n",
+			opts->max_message, opts->keys ? " and its tag (--keys)" : "", name,
+			port.max_msg_sz);
 		return -1;
 	}
 	return 0;
@@ -421,6 +427,10 @@ static void metrics_write(struct loop *lp, bool final)
 	metric1(pt, "rpma_recv_connections_rejected_total", PROMTEXT_COUNTER,
 		"Connection requests rejected (--allow, private data, --max-connections).",
 		srv->rejected);
+	metric1(pt, "rpma_recv_auth_failures_total", PROMTEXT_COUNTER,
+		"Connection requests rejected and connections dropped for their key (--keys): "
+		"no key proved, an unknown key, a replayed request, no proof, a bad tag.",
+		srv->auth_failures);
 	metric1(pt, "rpma_recv_acks_total", PROMTEXT_COUNTER,
 		"Acknowledgements sent to receiver-confirmed senders.", acks);
 	metric1(pt, "rpma_recv_duplicates_total", PROMTEXT_COUNTER,
@@ -505,6 +515,9 @@ static int run(struct loop *lp)
 		acks = recv_conn_acks(srv);
 		if (acks >= 0 && (settle < 0 || acks < settle))
 			settle = acks;
+		acks = recv_conn_proofs(srv);
+		if (acks >= 0 && (settle < 0 || acks < settle))
+			settle = acks;
 		recv_conn_reap(srv);
 		if (recv_rxq_pending(srv->rxq))
 			timeout = 0;
@@ -568,6 +581,38 @@ static void teardown(struct loop *lp)
 		close(lp->sigfd);
 	promtext_file_delete(&lp->metrics_file);
 	promtext_delete(&lp->metrics);
+	rpmafs_nonces_delete(&lp->srv.nonces);
+	rpmafs_keyring_delete(&lp->srv.keys); /* the keys wiped */
+}
+
+/*
+ * setup_keys -- --keys DIR: every *.key file of DIR loaded now; a key
+ * file that is not safe or not a key refuses the start, naming its path.
+ * 0, or -1 (said).
+ */
+static int setup_keys(struct recv_server *srv, const struct recv_options *opts)
+{
+	char err[PATH_MAX + 256];
+
+	if (!opts->keys)
+		return 0;
+	if (rpmafs_auth_init()) {
+		fprintf(stderr, "rpma-recv: --keys: the crypto library (libsodium) cannot start\n");
+		return -1;
+	}
+	err[0] = '\0';
+	if (rpmafs_keyring_load(opts->keys, &srv->keys, err, sizeof(err))) {
+		fprintf(stderr, "rpma-recv: --keys %s: %s\n", opts->keys,
+			err[0] ? err : "cannot load the keys");
+		return -1;
+	}
+	if (rpmafs_nonces_new(RECV_NONCES, &srv->nonces)) {
+		fprintf(stderr, "rpma-recv: out of memory\n");
+		return -1;
+	}
+	recv_log(RECV_LOG_NOTICE, "--keys %s: %u keys; only senders that prove one are accepted",
+		opts->keys, rpmafs_keyring_count(srv->keys));
+	return 0;
 }
 
 int main(int argc, char *argv[])
@@ -591,6 +636,11 @@ int main(int argc, char *argv[])
 	recv_log_init(opts.verbosity);
 	recv_log_route_rpma();
 	lp.srv.opts = &opts;
+	if (setup_keys(&lp.srv, &opts)) {
+		teardown(&lp);
+		recv_options_fini(&opts);
+		return EXIT_USAGE;
+	}
 
 	ret = recv_output_open(opts.format, opts.output, &lp.srv.out);
 	if (!ret)

@@ -37,6 +37,11 @@ static const char usage_text[] =
 	"                            synced to disk (fdatasync; dir: each file, then the\n"
 	"                            directory), not once it is written\n"
 	"  -a, --allow ADDR/PREFIX   accept only peers from this network (repeatable)\n"
+	"      --keys DIR            accept only senders that prove one of the keys in\n"
+	"                            DIR (its *.key files, 32 bytes each, mode 0600);\n"
+	"                            every message is checked (MAC) before it is written\n"
+	"      --protect MODE        with --keys: mac (default) or encrypt (the payload\n"
+	"                            is also hidden on the wire)\n"
 	"      --metrics PATH        write the receiver's counters to PATH, in the\n"
 	"                            Prometheus text format (node_exporter's textfile\n"
 	"                            collector), replaced whole each time\n"
@@ -152,7 +157,8 @@ static int option_number(const char *option, const char *value, uint64_t max, ui
 	return 0;
 }
 
-static int apply_option(int opt, const char *arg, bool have_allow, struct recv_options *opts)
+static int apply_option(
+	int opt, const char *arg, bool have_allow, bool *protect, struct recv_options *opts)
 {
 	const char *why;
 	uint64_t v;
@@ -231,6 +237,20 @@ static int apply_option(int opt, const char *arg, bool have_allow, struct recv_o
 			return bad_value("metrics-interval-ms", arg, "must be from 100 to 3600000");
 		opts->metrics_interval_ms = (uint32_t)v;
 		return 0;
+	case 'K':
+		if (!*arg)
+			return bad_value("keys", arg, "the path is empty");
+		opts->keys = arg;
+		return 0;
+	case 'E':
+		if (strcmp(arg, "mac") == 0)
+			opts->encrypt = false;
+		else if (strcmp(arg, "encrypt") == 0)
+			opts->encrypt = true;
+		else
+			return bad_value("protect", arg, "expected mac or encrypt");
+		*protect = true;
+		return 0;
 	case 'q':
 	case 'v':
 		if (opts->verbosity != RECV_NORMAL &&
@@ -264,12 +284,15 @@ enum recv_parse_result recv_options_parse(
 		{"allow", required_argument, NULL, 'a'},
 		{"metrics", required_argument, NULL, 'P'},
 		{"metrics-interval-ms", required_argument, NULL, 'I'},
+		{"keys", required_argument, NULL, 'K'},
+		{"protect", required_argument, NULL, 'E'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
+	bool protect = false;
 	int opt;
 
 	memset(opts, 0, sizeof(*opts));
@@ -299,7 +322,7 @@ enum recv_parse_result recv_options_parse(
 			printf(PROG " " RPMA_RECV_VERSION "\n");
 			return RECV_PARSE_EXIT;
 		}
-		if (opt == '?' || apply_option(opt, optarg, have_allow, opts)) {
+		if (opt == '?' || apply_option(opt, optarg, have_allow, &protect, opts)) {
 			fprintf(stderr, "Try '" PROG " --help' for more information.\n");
 			return RECV_PARSE_ERROR;
 		}
@@ -314,6 +337,11 @@ enum recv_parse_result recv_options_parse(
 	}
 	if (!opts->addr[0]) {
 		fprintf(stderr, PROG ": --listen ADDR[:PORT] is required\n");
+		return RECV_PARSE_ERROR;
+	}
+	if (protect && !opts->keys) {
+		fprintf(stderr, PROG ": --protect needs --keys DIR (it protects authenticated "
+				     "connections)\n");
 		return RECV_PARSE_ERROR;
 	}
 	if (opts->format == RECV_FORMAT_DIR && !opts->output) {

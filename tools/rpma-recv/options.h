@@ -43,6 +43,8 @@ struct recv_options {
 	uint64_t session_ttl_ms;      /* --session-ttl-ms */
 	const char *metrics;	      /* --metrics PATH: the Prometheus text file; NULL: none */
 	uint32_t metrics_interval_ms; /* --metrics-interval-ms: 100 .. 3600000 */
+	const char *keys; /* --keys DIR: accept only senders that prove one; NULL: none */
+	bool encrypt;	  /* --protect encrypt (only with --keys); default mac */
 };
 
 /* what recv_options_parse() found */

@@ -14,6 +14,7 @@
 #include <librpma_ext.h>
 #endif
 
+#include "auth.h"
 #include "conn_priv.h"
 #include "fd.h"
 #include "log.h"
@@ -33,6 +34,15 @@ struct recv_rxq {
 	uint64_t stray;		/* shared completions of no open connection (dropped) */
 };
 
+/*
+ * slot_size -- a receive takes the largest message, and with --keys its
+ * tag (docs/design.md §11): an authenticated SEND is payload + 16 bytes
+ */
+static uint32_t slot_size(const struct recv_server *srv)
+{
+	return srv->opts->max_message + (srv->opts->keys ? RPMAFS_AUTH_TAG_BYTES : 0);
+}
+
 int recv_rxq_new(struct recv_server *srv, struct recv_rxq **rxq_ptr)
 {
 	const struct recv_options *opts = srv->opts;
@@ -44,7 +54,7 @@ int recv_rxq_new(struct recv_server *srv, struct recv_rxq **rxq_ptr)
 	}
 	q->srv = srv;
 	if (opts->srq) {
-		if (recv_srq_new(srv->peer, opts->slots, opts->max_message, &q->srq)) {
+		if (recv_srq_new(srv->peer, opts->slots, slot_size(srv), &q->srq)) {
 			recv_rxq_delete(&q);
 			return -1;
 		}
@@ -148,7 +158,7 @@ static int own_buffers(struct recv_conn *c)
 	struct rlimit rl;
 	int ret;
 
-	c->rx.slot_size = srv->opts->max_message;
+	c->rx.slot_size = slot_size(srv);
 	c->rx.slots = srv->opts->slots;
 	c->rx.buf_size = (size_t)c->rx.slot_size * c->rx.slots;
 	if (posix_memalign((void **)&c->rx.buf, page > 0 ? (size_t)page : 4096, c->rx.buf_size)) {

@@ -190,15 +190,20 @@ static void test_pdata_flag(void **state)
 	struct rpmafs_pdata pd;
 
 	(void)state;
-	assert_int_equal(rpmafs_pdata_encode(&(struct rpmafs_pdata){4096, 8,
-				     RPMAFS_PDATA_F_ACK | 0x8000, 0}, hdr),
+	assert_int_equal(rpmafs_pdata_encode(&(struct rpmafs_pdata){.max_message = 4096,
+						     .credits = 8,
+						     .flags = RPMAFS_PDATA_F_ACK | 0x8000,
+						     .session = 0},
+				 hdr),
 		RPMAFS_PDATA_LEN);
 	assert_int_equal(hdr[4], 1); /* still version 1: older peers accept it */
 	assert_int_equal(hdr[6], 1);
 	assert_int_equal(hdr[7], 0); /* unknown flags are not sent */
 	assert_int_equal(rpmafs_pdata_parse(hdr, RPMAFS_PDATA_LEN, &pd, NULL), RPMAFS_PDATA_OK);
 	assert_int_equal(pd.flags, RPMAFS_PDATA_F_ACK);
-	rpmafs_pdata_encode(&(struct rpmafs_pdata){4096, 8, 0, 0}, hdr);
+	rpmafs_pdata_encode(
+		&(struct rpmafs_pdata){.max_message = 4096, .credits = 8, .flags = 0, .session = 0},
+		hdr);
 	assert_int_equal(rpmafs_pdata_parse(hdr, RPMAFS_PDATA_LEN, &pd, NULL), RPMAFS_PDATA_OK);
 	assert_int_equal(pd.flags, 0);
 	/* a newer peer's flag bits are ignored, not refused */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * test_pdata.c -- the RPMF header: version 1 (no session) and version 2 (the
- * sender's session) round trips, clamping, padding, and every way a header
+ * test_pdata.c -- the RPMF header: version 1 (no session), version 2 (the
+ * sender's session) and version 3 (a key: request and accept) round trips, clamping, padding, and every way a header
  * with the magic can be malformed
  */
 
@@ -26,7 +26,7 @@ static enum rpmafs_pdata_kind parse(
 /* p parses as malformed, *pd untouched, and why says text */
 static void malformed(const uint8_t *p, size_t len, const char *text)
 {
-	struct rpmafs_pdata pd = {7, 7, 7, 7};
+	struct rpmafs_pdata pd = {7, 7, 7, 7, {0}};
 	const char *why = NULL;
 
 	assert_int_equal(parse(p, len, &pd, &why), RPMAFS_PDATA_MALFORMED);
@@ -131,7 +131,7 @@ static void v2_round_trip(void **state)
 static void none_and_foreign(void **state)
 {
 	uint8_t zeros[56] = {0};
-	struct rpmafs_pdata pd = {7, 7, 7, 7};
+	struct rpmafs_pdata pd = {7, 7, 7, 7, {0}};
 
 	(void)state;
 	assert_int_equal(parse(NULL, 0, &pd, NULL), RPMAFS_PDATA_NONE);
@@ -149,8 +149,8 @@ static void every_malformed_case(void **state)
 	uint8_t v1[RPMAFS_PDATA_MAX_LEN], v2[RPMAFS_PDATA_MAX_LEN], b[64];
 
 	(void)state;
-	rpmafs_pdata_encode(&(struct rpmafs_pdata){4096, 8, RPMAFS_PDATA_F_ACK, 0}, v1);
-	rpmafs_pdata_encode(&(struct rpmafs_pdata){4096, 0, RPMAFS_PDATA_F_ACK, SESSION}, v2);
+	rpmafs_pdata_encode(&(struct rpmafs_pdata){4096, 8, RPMAFS_PDATA_F_ACK, 0, {0}}, v1);
+	rpmafs_pdata_encode(&(struct rpmafs_pdata){4096, 0, RPMAFS_PDATA_F_ACK, SESSION, {0}}, v2);
 
 	/* truncated, at every length from the magic on */
 	for (size_t len = 4; len < RPMAFS_PDATA_LEN; len++) {
@@ -160,9 +160,10 @@ static void every_malformed_case(void **state)
 	for (size_t len = RPMAFS_PDATA_LEN; len < RPMAFS_PDATA_LEN_2; len++)
 		malformed(v2, len, "truncated");
 
-	/* versions other than 1 and 2 */
+	/* versions other than 1, 2 and 3 (test v3_malformed) */
 	for (unsigned v = 0; v < 256; v++) {
-		if (v == RPMAFS_PDATA_VERSION || v == RPMAFS_PDATA_VERSION_2)
+		if (v == RPMAFS_PDATA_VERSION || v == RPMAFS_PDATA_VERSION_2 ||
+			v == RPMAFS_PDATA_VERSION_3)
 			continue;
 		memcpy(b, v1, 16);
 		b[4] = (uint8_t)v;
@@ -250,6 +251,140 @@ static void every_malformed_case(void **state)
 	assert_int_equal(pd.flags, RPMAFS_PDATA_F_ACK);
 }
 
+/* version 3 headers as auth.c writes them, by hand (the tags are auth.c's business) */
+static const uint8_t v3_req[56] = "RPMF\x03\x38\x07\x00\x00\x10\x00\x00\x00\x00\x00\x00"
+				  "\x11\x22\x33\x44\x55\x66\x77\x88" /* session */
+				  "\x01\x02\x03\x04\x05\x06\x07\x08" /* key id */
+				  "\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf"
+				  "\xc0\xc1\xc2\xc3\xc4\xc5\xc6\xc7"; /* tag */
+static const uint8_t v3_acc[48] =
+	"RPMF\x03\x30\x0d\x00\x00\x10\x00\x00\x40\x00\x00\x00"
+	"\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd\xbe\xbf"
+	"\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf";
+
+static void v3_parse(void **state)
+{
+	struct rpmafs_pdata pd;
+	uint8_t b[196] = {0};
+	const char *why;
+
+	(void)state;
+	assert_int_equal(parse(v3_req, sizeof(v3_req), &pd, &why), RPMAFS_PDATA_OK);
+	assert_string_equal(why, "ok");
+	assert_int_equal(pd.max_message, 4096);
+	assert_int_equal(pd.credits, 0);
+	assert_int_equal(
+		pd.flags, RPMAFS_PDATA_F_ACK | RPMAFS_PDATA_F_SESSION | RPMAFS_PDATA_F_AUTH);
+	assert_true(pd.session == 0x8877665544332211ull);
+	assert_true(pd.auth.on && pd.auth.request && !pd.auth.encrypt);
+	assert_memory_equal(pd.auth.id, v3_req + 24, 8);
+	assert_memory_equal(pd.auth.nonce, v3_req + 32, 16);
+	assert_memory_equal(pd.auth.tag, v3_req + 48, 8);
+	assert_memory_equal(pd.auth.tag + 8, "\0\0\0\0\0\0\0\0", 8);
+
+	/* an accept, padded to 196 bytes as an InfiniBand reply is */
+	memcpy(b, v3_acc, sizeof(v3_acc));
+	assert_int_equal(parse(b, sizeof(b), &pd, &why), RPMAFS_PDATA_OK);
+	assert_int_equal(pd.credits, 64);
+	assert_int_equal(
+		pd.flags, RPMAFS_PDATA_F_ACK | RPMAFS_PDATA_F_AUTH | RPMAFS_PDATA_F_ENCRYPT);
+	assert_true(pd.session == 0);
+	assert_true(pd.auth.on && !pd.auth.request && pd.auth.encrypt);
+	assert_memory_equal(pd.auth.id, "\0\0\0\0\0\0\0\0", 8);
+	assert_memory_equal(pd.auth.nonce, v3_acc + 16, 16);
+	assert_memory_equal(pd.auth.tag, v3_acc + 32, 16);
+	/* an accept's F_SESSION is ignored; unknown flags too */
+	b[6] |= RPMAFS_PDATA_F_SESSION;
+	b[7] = 0x80;
+	assert_int_equal(parse(b, sizeof(b), &pd, NULL), RPMAFS_PDATA_OK);
+	assert_int_equal(
+		pd.flags, RPMAFS_PDATA_F_ACK | RPMAFS_PDATA_F_AUTH | RPMAFS_PDATA_F_ENCRYPT);
+
+	/* a request without a session */
+	memcpy(b, v3_req, sizeof(v3_req));
+	b[6] &= (uint8_t)~RPMAFS_PDATA_F_SESSION;
+	memset(b + 16, 0, 8);
+	assert_int_equal(parse(b, 56, &pd, NULL), RPMAFS_PDATA_OK);
+	assert_true(pd.session == 0);
+
+	/* versions 1 and 2 leave pd->auth zero, and never carry F_AUTH/F_ENCRYPT */
+	memcpy(b, "RPMF\x01\x10\x0d\x00\x00\x10\x00\x00\x00\x00\x00\x00", 16);
+	memset(&pd, 0xff, sizeof(pd));
+	assert_int_equal(parse(b, 16, &pd, NULL), RPMAFS_PDATA_OK);
+	assert_int_equal(pd.flags, RPMAFS_PDATA_F_ACK);
+	assert_false(pd.auth.on || pd.auth.request || pd.auth.encrypt);
+	assert_memory_equal(pd.auth.nonce, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16);
+	/* and encode writes no version 3 flag */
+	assert_int_equal(
+		rpmafs_pdata_encode(&(struct rpmafs_pdata){.max_message = 1, .flags = 0xffff}, b),
+		16);
+	assert_int_equal(b[6], RPMAFS_PDATA_F_ACK);
+	assert_int_equal(b[7], 0);
+}
+
+static void v3_malformed(void **state)
+{
+	uint8_t b[64];
+
+	(void)state;
+	/* without F_AUTH */
+	memcpy(b, v3_req, 56);
+	b[6] &= (uint8_t)~RPMAFS_PDATA_F_AUTH;
+	malformed(b, 56, "auth flag");
+	memcpy(b, v3_acc, 48);
+	b[6] &= (uint8_t)~RPMAFS_PDATA_F_AUTH;
+	malformed(b, 48, "auth flag");
+	/* any length but 48 and 56 */
+	for (unsigned l = 0; l < 256; l++) {
+		if (l == 48 || l == 56)
+			continue;
+		memset(b, 0, sizeof(b));
+		memcpy(b, v3_req, 56);
+		b[5] = (uint8_t)l;
+		malformed(b, sizeof(b), "length");
+		memset(b, 0, sizeof(b));
+		memcpy(b, v3_acc, 48);
+		b[5] = (uint8_t)l;
+		malformed(b, sizeof(b), "length");
+	}
+	/* truncated */
+	for (size_t len = 4; len < 56; len++)
+		malformed(v3_req, len, "truncated");
+	for (size_t len = 4; len < 48; len++)
+		malformed(v3_acc, len, "truncated");
+	/* an accept's length on a request's bytes is an accept with junk after it */
+	memcpy(b, v3_req, 56);
+	b[5] = 48;
+	malformed(b, 56, "past the rpmafs header");
+	/* non-zero bytes past the header */
+	for (size_t at = 48; at < 64; at++) {
+		memset(b, 0, sizeof(b));
+		memcpy(b, v3_acc, 48);
+		b[at] = 1;
+		malformed(b, sizeof(b), "past the rpmafs header");
+		if (at >= 56) {
+			memset(b, 0, sizeof(b));
+			memcpy(b, v3_req, 56);
+			b[at] = 1;
+			malformed(b, sizeof(b), "past the rpmafs header");
+		}
+	}
+	/* the request's session as version 2's */
+	memcpy(b, v3_req, 56);
+	memset(b + 16, 0, 8);
+	malformed(b, 56, "session 0");
+	memcpy(b, v3_req, 56);
+	b[6] &= (uint8_t)~RPMAFS_PDATA_F_SESSION;
+	malformed(b, 56, "without the session flag");
+	/* ranges */
+	memcpy(b, v3_req, 56);
+	memset(b + 8, 0, 4);
+	malformed(b, 56, "max_message");
+	memcpy(b, v3_acc, 48);
+	memcpy(b + 12, "\x00\x00\x01\x00", 4);
+	malformed(b, 48, "credits");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +392,8 @@ int main(void)
 		cmocka_unit_test(v2_round_trip),
 		cmocka_unit_test(none_and_foreign),
 		cmocka_unit_test(every_malformed_case),
+		cmocka_unit_test(v3_parse),
+		cmocka_unit_test(v3_malformed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,14 +41,20 @@ static struct sockaddr_storage v6(const char *text, uint16_t port)
 /* a well-formed rpmafs header, as a sender puts it in its request */
 static void header(uint8_t buf[RPMAFS_PDATA_MAX_LEN], uint16_t flags)
 {
-	rpmafs_pdata_encode(&(struct rpmafs_pdata){4096, 0, flags, 0}, buf);
+	rpmafs_pdata_encode(
+		&(struct rpmafs_pdata){
+			.max_message = 4096, .credits = 0, .flags = flags, .session = 0},
+		buf);
 }
 
 /* the same with a session: version 2 */
 static void header_session(uint8_t buf[RPMAFS_PDATA_MAX_LEN], uint16_t flags, uint64_t session)
 {
-	assert_int_equal(
-		rpmafs_pdata_encode(&(struct rpmafs_pdata){4096, 0, flags, session}, buf),
+	assert_int_equal(rpmafs_pdata_encode(&(struct rpmafs_pdata){.max_message = 4096,
+						     .credits = 0,
+						     .flags = flags,
+						     .session = session},
+				 buf),
 		RPMAFS_PDATA_LEN_2);
 }
 
@@ -216,6 +222,58 @@ static void describe(void **state)
 	assert_string_equal(hex, "");
 }
 
+/* issue 25: a receiver without keys refuses a key, one with keys requires it */
+static void keys(void **state)
+{
+	/* a version 3 request (F_ACK, F_AUTH) and accept, as pdata.h lays them out */
+	static const uint8_t req3[56] = "RPMF\x03\x38\x05\x00\x00\x10\x00\x00\x00\x00\x00\x00"
+					"\x00\x00\x00\x00\x00\x00\x00\x00\x01\x02\x03\x04"
+					"\x05\x06\x07\x08\xa0\xa1\xa2\xa3\xa4\xa5\xa6\xa7"
+					"\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xc0\xc1\xc2\xc3"
+					"\xc4\xc5\xc6\xc7";
+	static const uint8_t acc3[48] = "RPMF\x03\x30\x05\x00\x00\x10\x00\x00\x00\x00\x00\x00"
+					"\xb0\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb"
+					"\xbc\xbd\xbe\xbf\xd0\xd1\xd2\xd3\xd4\xd5\xd6\xd7"
+					"\xd8\xd9\xda\xdb\xdc\xdd\xde\xdf";
+	uint8_t v1[RPMAFS_PDATA_MAX_LEN];
+	struct peer_request req = {NULL, req3, sizeof(req3), 0, 4};
+	struct peer_facts f;
+
+	(void)state;
+	/* no keys: a key offered is refused, before the limit */
+	assert_int_equal(peer_check(NULL, &req, &f), PEER_MALFORMED);
+	assert_string_equal(f.why, "sender offers a key, this receiver has none");
+	assert_int_equal(peer_check_keys(NULL, &req, false, &f), PEER_MALFORMED);
+	/* keys: accepted (the caller checks the key), what it said filled in */
+	assert_int_equal(peer_check_keys(NULL, &req, true, &f), PEER_ACCEPT);
+	assert_true(f.pd.auth.on && f.pd.auth.request);
+	assert_memory_equal(f.pd.auth.id, req3 + 24, 8);
+	assert_true(f.acked);
+	req.open = 4;
+	assert_int_equal(peer_check_keys(NULL, &req, true, &f), PEER_TOO_MANY);
+	req.open = 0;
+	/* keys: no private data, version 1 are refused; foreign stays foreign */
+	req.pdata = NULL;
+	req.pdata_len = 0;
+	assert_int_equal(peer_check_keys(NULL, &req, true, &f), PEER_MALFORMED);
+	assert_string_equal(f.why, "sender proves no key");
+	header(v1, RPMAFS_PDATA_F_ACK);
+	req.pdata = v1;
+	req.pdata_len = RPMAFS_PDATA_LEN;
+	assert_int_equal(peer_check_keys(NULL, &req, true, &f), PEER_MALFORMED);
+	assert_string_equal(f.why, "sender proves no key");
+	assert_int_equal(peer_check_keys(NULL, &req, false, &f), PEER_ACCEPT);
+	req.pdata = "hello";
+	req.pdata_len = 5;
+	assert_int_equal(peer_check_keys(NULL, &req, true, &f), PEER_FOREIGN);
+	/* an accept where a request was due, keys or not */
+	req.pdata = acc3;
+	req.pdata_len = sizeof(acc3);
+	assert_int_equal(peer_check_keys(NULL, &req, true, &f), PEER_MALFORMED);
+	assert_int_equal(peer_check_keys(NULL, &req, false, &f), PEER_MALFORMED);
+	assert_string_equal(f.why, "a version 3 accept in a connect request");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -223,6 +281,7 @@ int main(void)
 		cmocka_unit_test(private_data),
 		cmocka_unit_test(limit_and_order),
 		cmocka_unit_test(describe),
+		cmocka_unit_test(keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

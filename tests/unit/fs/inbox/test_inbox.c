@@ -319,8 +319,10 @@ static struct sender accepted_session(const char *ip, enum kind kind, uint64_t s
 	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(SENDER_PORT)};
 	struct sender s;
 
-	pd_len = rpmafs_pdata_encode(&(struct rpmafs_pdata){MAX_MESSAGE, 0,
-					     kind == ACKED ? RPMAFS_PDATA_F_ACK : 0, session},
+	pd_len = rpmafs_pdata_encode(&(struct rpmafs_pdata){.max_message = MAX_MESSAGE,
+					     .credits = 0,
+					     .flags = kind == ACKED ? RPMAFS_PDATA_F_ACK : 0,
+					     .session = session},
 		pd);
 	assert_int_equal(pd_len, session ? RPMAFS_PDATA_LEN_2 : RPMAFS_PDATA_LEN);
 	assert_int_equal(inet_pton(AF_INET, ip, &sin.sin_addr), 1);
@@ -565,7 +567,10 @@ static void refuses_bad_private_data(void **state)
 
 	(void)state;
 	start();
-	rpmafs_pdata_encode(&(struct rpmafs_pdata){MAX_MESSAGE, 0, 0, 0}, bad);
+	rpmafs_pdata_encode(
+		&(struct rpmafs_pdata){
+			.max_message = MAX_MESSAGE, .credits = 0, .flags = 0, .session = 0},
+		bad);
 	bad[4] = 99; /* the version */
 	request("192.168.77.9", bad, RPMAFS_PDATA_LEN);
 	assert_int_equal(stats().rejected, 1);
@@ -575,7 +580,10 @@ static void refuses_bad_private_data(void **state)
 	assert_int_equal(stats().rejected, 2);
 	assert_logged(LOG_NOTICE, "rejected connection from 192.168.77.9:5000",
 		"private data is not an rpmafs header");
-	rpmafs_pdata_encode(&(struct rpmafs_pdata){MAX_MESSAGE, 0, 0, 0}, bad);
+	rpmafs_pdata_encode(
+		&(struct rpmafs_pdata){
+			.max_message = MAX_MESSAGE, .credits = 0, .flags = 0, .session = 0},
+		bad);
 	bad[5] = RPMAFS_PDATA_LEN + 1; /* the header's length */
 	request("192.168.77.9", bad, RPMAFS_PDATA_LEN);
 	assert_int_equal(stats().rejected, 3);

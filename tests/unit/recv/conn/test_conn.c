@@ -11,16 +11,19 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "unit.h"
 
 #include "ack.h"
+#include "auth.h"
 #include "confirm.h"
 #include "conn.h"
 #include "conn_priv.h"
@@ -51,6 +54,37 @@ char *__wrap_strdup(const char *s)
 	char *d = malloc(n);
 
 	return d ? memcpy(d, s, n) : NULL;
+}
+
+/* the same for common/key.c's key names and its ring's message (--keys) */
+char *__wrap_strndup(const char *s, size_t max);
+char *__wrap_strndup(const char *s, size_t max)
+{
+	size_t n = strnlen(s, max);
+	char *d = malloc(n + 1);
+
+	if (!d)
+		return NULL;
+	memcpy(d, s, n);
+	d[n] = '\0';
+	return d;
+}
+
+int __wrap_asprintf(char **out, const char *fmt, ...);
+int __wrap_asprintf(char **out, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || !(*out = malloc((size_t)n + 1)))
+		return -1;
+	va_start(ap, fmt);
+	(void)vsnprintf(*out, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return n;
 }
 
 #define SLOTS 8
@@ -98,7 +132,9 @@ static void fx_start(struct fx *f, bool srq, uint64_t count)
 
 	/* an rpmafs sender that offers receiver confirmation */
 	pdata_len = rpmafs_pdata_encode(
-		&(struct rpmafs_pdata){MAX_MESSAGE, SLOTS, RPMAFS_PDATA_F_ACK, 0}, pdata);
+		&(struct rpmafs_pdata){
+			.max_message = MAX_MESSAGE, .credits = SLOTS, .flags = RPMAFS_PDATA_F_ACK},
+		pdata);
 	req = fx_req_passive(f->ep, srv->conn_cfg, pdata, pdata_len);
 	recv_conn_request(srv, &req);
 	assert_null(req);
@@ -473,6 +509,296 @@ static void batch_resend_is_written_once(void **unused)
 	rpmafs_sessions_delete(&srv.sessions);
 }
 
+/* ---- --keys (docs/design.md §11): the receiver's side of authenticated peers ---- */
+
+struct afx {
+	struct fx f;
+	char dir[64];
+	char key_path[96];
+	struct rpmafs_key *key;	    /* the sender's copy of the key */
+	struct rpmafs_auth *sender; /* the sender's connection state */
+	uint8_t req[RPMAFS_AUTH_REQUEST_LEN];
+	unsigned slot; /* --no-srq: the next of the connection's own receives */
+};
+
+static void afx_keys(struct afx *a)
+{
+	uint8_t k[RPMAFS_AUTH_KEY_BYTES];
+	char err[256];
+	int fd;
+
+	snprintf(a->dir, sizeof(a->dir), "/tmp/test-recv-keys.XXXXXX");
+	assert_non_null(mkdtemp(a->dir));
+	snprintf(a->key_path, sizeof(a->key_path), "%s/alpha.key", a->dir);
+	for (size_t i = 0; i < sizeof(k); i++)
+		k[i] = (uint8_t)(i * 7 + 1);
+	fd = open(a->key_path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, k, sizeof(k)), sizeof(k));
+	close(fd);
+	assert_int_equal(rpmafs_key_load(a->key_path, NULL, &a->key, err, sizeof(err)), 0);
+}
+
+/* afx_request -- the request pdata comes in; true when it was accepted */
+static bool afx_request(struct afx *a, const uint8_t *pdata, size_t len)
+{
+	struct rpma_conn_req *req = fx_req_passive(a->f.ep, a->f.srv.conn_cfg, pdata, (uint8_t)len);
+	unsigned open = a->f.srv.open;
+
+	recv_conn_request(&a->f.srv, &req);
+	assert_null(req);
+	return a->f.srv.open == open + 1;
+}
+
+/* an rpma-recv --keys with one connection of a sender with the key, F_ACK, mac */
+static void afx_start(struct afx *a, bool srq)
+{
+	struct recv_server *srv;
+	struct fake_conn_param acc;
+	const char *why = NULL;
+	char err[256];
+	int fd;
+
+	memset(a, 0, sizeof(*a));
+	afx_keys(a);
+	/* as fx_start, with --keys, without its connection */
+	struct fx *f = &a->f;
+
+	recv_log_init(RECV_QUIET);
+	f->opts.max_message = MAX_MESSAGE;
+	f->opts.slots = SLOTS;
+	f->opts.srq = srq;
+	f->opts.max_conns = 4;
+	f->opts.keys = a->dir;
+	assert_int_equal(recv_allow_new(&f->opts.allow), 0);
+	srv = &f->srv;
+	srv->opts = &f->opts;
+	assert_int_equal(rpmafs_keyring_load(a->dir, &srv->keys, err, sizeof(err)), 0);
+	assert_int_equal(rpmafs_nonces_new(4096, &srv->nonces), 0);
+	srv->peer = fx_peer();
+	srv->epfd = epoll_create1(0);
+	snprintf(f->out_path, sizeof(f->out_path), "/tmp/test-recv-conn.%d", (int)getpid());
+	assert_int_equal(recv_output_open(RECV_FORMAT_LEN, f->out_path, &srv->out), 0);
+	assert_int_equal(recv_rxq_new(srv, &srv->rxq), 0);
+	assert_int_equal(rpma_conn_cfg_new(&srv->conn_cfg), 0);
+	assert_int_equal(recv_rxq_conn_cfg(srv->rxq, srv->conn_cfg), 0);
+	f->srq_watch = (struct recv_watch){RECV_WATCH_SRQ_CQ, NULL};
+	f->ep = fx_ep(srv->peer);
+	assert_int_equal(rpma_ep_get_fd(f->ep, &fd), 0);
+
+	assert_int_equal(rpmafs_auth_request_encode(a->key,
+				 &(struct rpmafs_pdata){
+					 .max_message = MAX_MESSAGE, .flags = RPMAFS_PDATA_F_ACK},
+				 false, a->req),
+		RPMAFS_AUTH_REQUEST_LEN);
+	assert_true(afx_request(a, a->req, sizeof(a->req)));
+	acc = fake_last_accept();
+	assert_int_equal(acc.param.private_data_len, RPMAFS_AUTH_ACCEPT_LEN);
+	assert_int_equal(rpmafs_auth_accept_check(a->key, a->req, acc.pdata,
+				 acc.param.private_data_len, false, &a->sender, &why),
+		0);
+	for (uint32_t n = 0x100; n < 0x100 + 1000 && !f->qp; n++)
+		f->qp = fake_qp_by_num(n);
+	assert_non_null(f->qp);
+	f->cq = fake_qp_attr(f->qp).send_cq;
+	assert_int_equal(srv->unproven, 1);
+	assert_string_equal(strstr(srv->conns->peer, "key="), "key=alpha");
+}
+
+static void afx_stop(struct afx *a)
+{
+	rpmafs_auth_delete(&a->sender);
+	rpmafs_key_delete(&a->key);
+	rpmafs_nonces_delete(&a->f.srv.nonces);
+	rpmafs_keyring_delete(&a->f.srv.keys);
+	fx_stop(&a->f);
+	unlink(a->key_path);
+	rmdir(a->dir);
+}
+
+/*
+ * afx_send -- a SEND of len bytes (payload and tag, as the sender made
+ * them) arrives: written into the receive buffer it lands in, then its
+ * completion; imm 0: without immediate data
+ */
+static void afx_send(struct afx *a, const uint8_t *bytes, uint32_t len, uint32_t imm)
+{
+	struct fx *f = &a->f;
+
+	if (f->opts.srq) {
+		struct ibv_srq *srq = fake_srq_nth(0);
+
+		memcpy((void *)(uintptr_t)fake_srq_recv_get(srq, 0).sge.addr, bytes, len);
+		assert_true(fake_srq_deliver(f->qp, len, imm != 0, htonl(imm)));
+		return;
+	}
+	struct recv_conn *c = f->srv.conns;
+	unsigned slot = a->slot++ % SLOTS;
+	struct ibv_wc wc = fx_wc(slot, IBV_WC_RECV, IBV_WC_SUCCESS);
+
+	memcpy(c->rx.buf + (size_t)slot * c->rx.slot_size, bytes, len);
+	wc.byte_len = len;
+	wc.wc_flags = imm ? IBV_WC_WITH_IMM : 0;
+	wc.imm_data = htonl(imm);
+	wc.qp_num = f->qp->qp_num;
+	fake_cq_push_wc(f->cq, &wc);
+}
+
+/* afx_message -- the sender seals text as message num (PROMPT), flip: one bit of its tag */
+static void afx_message(struct afx *a, uint32_t num, const char *text, bool flip)
+{
+	uint8_t b[MAX_MESSAGE + RPMAFS_AUTH_TAG_BYTES];
+	size_t len = strlen(text);
+	uint32_t imm = num | RPMAFS_IMM_PROMPT;
+
+	memcpy(b, text, len);
+	rpmafs_auth_seal(a->sender, imm, b, len, b + len);
+	if (flip)
+		b[len + 3] ^= 0x40;
+	afx_send(a, b, (uint32_t)(len + RPMAFS_AUTH_TAG_BYTES), imm);
+}
+
+static void afx_proof(struct afx *a)
+{
+	uint8_t tag[RPMAFS_AUTH_TAG_BYTES];
+
+	rpmafs_auth_seal_proof(a->sender, tag);
+	afx_send(a, tag, sizeof(tag), 0);
+}
+
+/* the output so far */
+static size_t afx_output(struct afx *a, char *buf, size_t size)
+{
+	int fd = open(a->f.out_path, O_RDONLY);
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	n = read(fd, buf, size);
+	close(fd);
+	assert_true(n >= 0);
+	return (size_t)n;
+}
+
+/*
+ * the proof first, then messages opened and written without their tags (a
+ * 0-byte message as a 16-byte SEND), acknowledged with a sealed 32-byte
+ * acknowledgement; a bad tag in a batch: the message before it written,
+ * it and the one after not, the connection dropped and counted
+ */
+static void keyed_connection(bool srq)
+{
+	static const char want[] = "\5\0\0\0hello\0\0\0\0\3\0\0\0one";
+	struct fake_send_wr wr;
+	struct afx a;
+	struct rpmafs_ack ack;
+	char got[128];
+	uint8_t *b;
+
+	afx_start(&a, srq);
+	afx_proof(&a);
+	pump(&a.f, 0);
+	assert_true(a.f.srv.conns->proven);
+	assert_int_equal(a.f.srv.unproven, 0);
+	assert_int_equal(a.f.srv.messages, 0);
+
+	afx_message(&a, 1, "hello", false);
+	afx_message(&a, 2, "", false); /* a 0-byte message */
+	pump(&a.f, 0);
+	assert_int_equal(a.f.srv.messages, 2);
+	(void)recv_conn_acks(&a.f.srv);
+	assert_int_equal(fake_send_count(a.f.qp), 1);
+	wr = fake_send_get(a.f.qp, 0);
+	assert_int_equal(wr.sge.length, RPMAFS_ACK_LEN + RPMAFS_AUTH_TAG_BYTES);
+	b = (uint8_t *)(uintptr_t)wr.sge.addr;
+	assert_int_equal(rpmafs_auth_open_ack(a.sender, b, RPMAFS_ACK_LEN, b + RPMAFS_ACK_LEN), 0);
+	assert_int_equal(rpmafs_ack_parse(b, RPMAFS_ACK_LEN, &ack, NULL), 0);
+	assert_int_equal(ack.acked, 2);
+	complete(&a.f, 0);
+	pump(&a.f, 0);
+
+	/* one batch: a good one, a bad tag, a good one after it */
+	afx_message(&a, 3, "one", false);
+	afx_message(&a, 4, "two", true);
+	afx_message(&a, 5, "six", false);
+	pump(&a.f, 0);
+	assert_int_equal(a.f.srv.messages, 3);
+	assert_int_equal(a.f.srv.auth_failures, 1);
+	assert_true(a.f.srv.conns->discard);
+	assert_int_equal(fake_calls(FAKE_RDMA_DISCONNECT), 1);
+	assert_int_equal(afx_output(&a, got, sizeof(got)), sizeof(want) - 1);
+	assert_memory_equal(got, want, sizeof(want) - 1);
+	afx_stop(&a);
+}
+
+static void keyed_srq(void **state)
+{
+	(void)state;
+	keyed_connection(true);
+}
+
+static void keyed_no_srq(void **state)
+{
+	(void)state;
+	keyed_connection(false);
+}
+
+/* a message before the proof: dropped, nothing written */
+static void keyed_message_before_proof(void **state)
+{
+	struct afx a;
+
+	(void)state;
+	afx_start(&a, true);
+	afx_message(&a, 1, "early", false);
+	pump(&a.f, 0);
+	assert_int_equal(a.f.srv.messages, 0);
+	assert_int_equal(a.f.srv.auth_failures, 1);
+	assert_int_equal(fake_calls(FAKE_RDMA_DISCONNECT), 1);
+	afx_stop(&a);
+}
+
+/* at connect: no key, a replay, another key, and a key to a receiver without keys */
+static void keyed_rejections(void **state)
+{
+	uint8_t v1[RPMAFS_PDATA_MAX_LEN], other[RPMAFS_AUTH_REQUEST_LEN];
+	struct rpmafs_key *k2;
+	char err[256], path[128];
+	struct afx a;
+	uint8_t k[RPMAFS_AUTH_KEY_BYTES] = {9};
+	int fd;
+
+	(void)state;
+	afx_start(&a, true);
+	assert_false(afx_request(
+		&a, v1, rpmafs_pdata_encode(&(struct rpmafs_pdata){.max_message = 8}, v1)));
+	assert_int_equal(a.f.srv.auth_failures, 1);
+	assert_false(afx_request(&a, a.req, sizeof(a.req))); /* its nonce was seen */
+	assert_int_equal(a.f.srv.auth_failures, 2);
+	assert_false(afx_request(&a, NULL, 0)); /* a plain peer */
+	assert_int_equal(a.f.srv.auth_failures, 3);
+
+	snprintf(path, sizeof(path), "%s/../test-recv-beta.%d", a.dir, (int)getpid());
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, k, sizeof(k)), sizeof(k));
+	close(fd);
+	assert_int_equal(rpmafs_key_load(path, NULL, &k2, err, sizeof(err)), 0);
+	unlink(path);
+	rpmafs_auth_request_encode(k2, &(struct rpmafs_pdata){.max_message = 8}, false, other);
+	assert_false(afx_request(&a, other, sizeof(other)));
+	assert_int_equal(a.f.srv.auth_failures, 4);
+
+	/* the same request to a receiver without keys */
+	rpmafs_keyring_delete(&a.f.srv.keys);
+	a.f.opts.keys = NULL;
+	rpmafs_auth_request_encode(k2, &(struct rpmafs_pdata){.max_message = 8}, false, other);
+	assert_false(afx_request(&a, other, sizeof(other)));
+	assert_int_equal(a.f.srv.auth_failures, 5);
+	assert_int_equal(a.f.srv.open, 1);
+	rpmafs_key_delete(&k2);
+	afx_stop(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -485,6 +811,10 @@ int main(void)
 		rpma_unit_test(transition_table),
 		rpma_unit_test(illegal_transition_is_refused),
 		rpma_unit_test(batch_resend_is_written_once),
+		rpma_unit_test(keyed_srq),
+		rpma_unit_test(keyed_no_srq),
+		rpma_unit_test(keyed_message_before_proof),
+		rpma_unit_test(keyed_rejections),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -153,6 +153,8 @@ static void defaults(void **unused)
 	assert_false(o.fresh);
 	assert_int_equal(o.max_sessions, 4096);
 	assert_true(o.session_ttl_ms == 24ull * 3600 * 1000);
+	assert_null(o.keys); /* no keys: everyone, as before */
+	assert_false(o.encrypt);
 	recv_options_fini(&o);
 	assert_null(o.allow);
 
@@ -196,6 +198,30 @@ static void every_option(void **unused)
 	assert_int_equal(o.verbosity, RECV_VERBOSE);
 	assert_false(o.srq);
 	assert_int_equal(o.max_conns, 1000000);
+	recv_options_fini(&o);
+}
+
+static void keys_and_protect(void **unused)
+{
+	struct recv_options o;
+
+	(void)unused;
+	/* --keys alone: mac */
+	assert_int_equal(
+		parse(&o, false, "-l", "a", "--keys", "/etc/rpma-recv/keys", NULL), RECV_PARSE_OK);
+	assert_string_equal(o.keys, "/etc/rpma-recv/keys");
+	assert_false(o.encrypt);
+	recv_options_fini(&o);
+	assert_int_equal(
+		parse(&o, false, "-l", "a", "--keys=k", "--protect=mac", NULL), RECV_PARSE_OK);
+	assert_false(o.encrypt);
+	recv_options_fini(&o);
+	/* before or after --keys, the last --protect wins */
+	assert_int_equal(parse(&o, false, "-l", "a", "--protect", "mac", "--protect", "encrypt",
+				 "--keys", "k", NULL),
+		RECV_PARSE_OK);
+	assert_true(o.encrypt);
+	assert_string_equal(o.keys, "k");
 	recv_options_fini(&o);
 }
 
@@ -243,6 +269,13 @@ static void bad_command_lines(void **unused)
 	refused(true, "-l", "1.2.3.4", "--session-ttl-ms=0");
 	refused(true, "-l", "1.2.3.4", "--session-ttl-ms=1h");
 	refused(true, "-l", "1.2.3.4", "--fresh=1");
+	refused(true, "-l", "1.2.3.4", "--keys=");
+	refused(true, "-l", "1.2.3.4", "--keys");
+	refused(true, "-l", "1.2.3.4", "--protect=encrypt"); /* without --keys */
+	refused(true, "-l", "1.2.3.4", "--protect=mac");     /* without --keys either */
+	refused(true, "--keys=k", "-l1.2.3.4", "--protect=aes");
+	refused(true, "--keys=k", "-l1.2.3.4", "--protect=");
+	refused(true, "--keys=k", "-l1.2.3.4", "--protect=MAC");
 }
 
 static void help_and_version(void **unused)
@@ -275,6 +308,7 @@ int main(void)
 		cmocka_unit_test(listen_addresses),
 		cmocka_unit_test(defaults),
 		cmocka_unit_test(every_option),
+		cmocka_unit_test(keys_and_protect),
 		cmocka_unit_test(bad_command_lines),
 		cmocka_unit_test(help_and_version),
 		cmocka_unit_test(repeated_flags),

@@ -9,6 +9,7 @@ strace_calls() { awk '/^-/ { d++; next } d == 1 && $4 ~ /^[0-9]+$/ { n += $4 } E
 # with T threads"), return once attached; strace's pid in spid
 strace_on() {
 	local i line
+	: >"$2.err" # before strace starts: the loop below reads it at once
 	strace -f -c -o "$2.c" -p "$1" 2>"$2.err" &
 	spid=$!
 	for ((i = 0; i < 200; i++)); do

@@ -370,27 +370,28 @@ def checks(fig):
         key="inbox_cpu_per_msg_over_recv",
         what="a mount's inbox: daemon CPU per received 64 B message against rpma-recv's",
         figure="%s µs per message (mount B's daemon, inbox read by head -c)" % fmt(num),
-        floor="%s µs per message (rpma-recv --format lines --output /dev/null)" % fmt(floor),
+        floor="%s µs per message (rpma-recv --format lines, to /dev/null)" % fmt(floor),
         value=r, target="<= 1.5", met=None if r is None else r <= 1.5, rounds=rs,
         definition="CPU time (utime+stime, all threads) of mount B's daemon while mount A's "
-                   "bench-writer sends N 64 B messages to B's inbox (inbox_format lines), "
-                   "drained by head -c of exactly N records, / N, against the CPU time (run "
-                   "time of its threads) of an rpma-recv --format lines --output /dev/null "
-                   "receiving N from the same writer until A's status has them all "
-                   "acknowledged, / N; both receiver-confirmed, same round "
-                   "(tools/benchsrc/inbox.sh)" + rounds_text(rs)))
+                   "bench-writer sends %s 64 B messages to B's inbox (inbox_format lines), "
+                   "drained by head -c of exactly as many records, / messages, against the "
+                   "CPU time (run time of its threads) of an rpma-recv --format lines "
+                   "(standard output to /dev/null) receiving as many from the same writer "
+                   "until A's status has them all acknowledged, / messages; both "
+                   "receiver-confirmed, same round (tools/benchsrc/inbox.sh)" % fmt(
+                       g("inbox.cpu.messages"), 0) + rounds_text(rs)))
 
     for key, num_key, floor_key, what, floor_name, how in (
             ("recv_syscalls_per_msg_over_floor", "rpma_recv", "floor_recv",
              "rpma-recv system calls per received 64 B message against a plain receive loop",
              "bench-rpma recv --srq",
-             "COUNT messages (count.messages) from one bench-rpma send, 64 B, window 16, "
-             "over the messages each receiver logs for the connection"),
+             "one bench-rpma send (64 B, window 16, a plain sender) to each receiver, over "
+             "the messages each logs for the connection"),
             ("inbox_syscalls_per_msg_over_recv", "inbox", "inbox_recv",
              "a mount's inbox: daemon system calls per received 64 B message against rpma-recv's",
-             "rpma-recv --format lines --output /dev/null",
-             "inbox.count.messages messages from mount A's bench-writer, into B's inbox "
-             "drained by head -c, and into rpma-recv until acknowledged")):
+             "rpma-recv --format lines, to /dev/null",
+             "mount A's bench-writer (64 B) into B's inbox drained by head -c, and into "
+             "rpma-recv until A's status has them all acknowledged")):
         num, floor, r, rs = paired(fig, "count.syscalls." + num_key,
                                    lambda get, k=floor_key: get("count.syscalls." + k))
         n_key = "inbox.count.messages" if num_key == "inbox" else "count.messages"

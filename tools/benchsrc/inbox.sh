@@ -10,6 +10,16 @@
 #    mount B's inbox (inbox_format lines) drained by `head -c` of exactly N
 #    records; each time from the writer's start to the receiver's end.
 #    Keys: inbox.rate.recv_msg_s, inbox.rate.inbox_msg_s, inbox_rate_over_recv.
+# 1b. work per received message, in paired rounds (1 quick, 3 full): the
+#    same writer from A, CN messages to a second rpma-recv --format lines
+#    to standard output, /dev/null (no --count: it stays up; not --output
+#    /dev/null, which the first one locks) until A's status says all
+#    are acknowledged, then N to B's inbox drained by `head -c`; the CPU
+#    time (utime + stime, all threads) of that rpma-recv and of B's daemon
+#    over their messages. Keys round.R.inbox.cpu_us_per_msg and
+#    round.R.inbox.recv_cpu_us_per_msg. Then the same with COUNT messages
+#    each under strace -f -c, not timed: round.R.count.syscalls.inbox and
+#    round.R.count.syscalls.inbox_recv (report.py: inbox_*_over_recv).
 # 2. ping-pong: A's shell loop `echo p > pp; read -r r < inbox`, B's
 #    `while read -r m; do echo "$m" > a; done < inbox` (close = wait: each
 #    echo returns once the other side read it), in paired rounds (1 quick,
@@ -23,15 +33,19 @@ set -u
 mode=$1 fig=$2 logs=$3
 mkdir -p "$logs"
 work=$(mktemp -d /tmp/rpmafs-inbox-bench.XXXXXX)
-if [ "$mode" = quick ]; then N=2000 PP=50 PPR=1; else N=20000 PP=500 PPR=3; fi
+# CR rounds of CN messages for the CPU time, of COUNT for the system calls
+if [ "$mode" = quick ]; then N=2000 PP=50 PPR=1 CR=1 CN=1000 COUNT=500; else N=20000 PP=500 PPR=3 CR=3 CN=10000 COUNT=2000; fi
 PPR=${INBOX_PP_ROUNDS:-$PPR} # the ping-pong rounds, for a run of this script alone
 pa=$((7800 + RANDOM % 100)) pb=$((7900 + RANDOM % 100)) pr=$((8000 + RANDOM % 100))
+pr2=$((8100 + RANDOM % 100))
 
 put() { printf '%s %s\n' "$1" "$2" >>"$fig"; }
 note() { printf 'note %s %s\n' "$1" "$2" >>"$fig"; printf 'bench: %s: %s\n' "$1" "$2" >&2; }
 now() { date +%s.%N; }
 exec {nap_fd}<> <(:)
 nap() { read -r -t "$1" -u "$nap_fd" || :; }
+# strace_on/off, strace_calls, per, ticks_of, cpu_us, us_per
+. "$(dirname "$0")/count.sh"
 # until FILE has TEXT, at most 60 s
 wait_for() {
 	local i
@@ -79,6 +93,11 @@ close = return
 [pp]
 address = $LAB_B
 port = $pb
+# the CPU rounds' rpma-recv (receiver-confirmed, as the inbox)
+[r2]
+address = $LAB_B
+port = $pr2
+close = return
 INI
 cat >"$work/b.ini" <<INI
 [rpmafs]
@@ -93,13 +112,20 @@ rpma-recv --listen "$LAB_B:$pr" --format lines --output /dev/null --count "$N" \
 	2>"$logs/inbox-recv.log" &
 recv=$!
 pids+=($recv)
+rpma-recv --listen "$LAB_B:$pr2" --format lines >/dev/null 2>"$logs/inbox-recv2.log" &
+recv2=$!
+pids+=($recv2)
 rpmafs -f --config "$work/b.ini" "$work/b" 2>"$logs/inbox-b.log" &
-pids+=($!)
+bfs=$!
+pids+=($bfs)
 rpmafs -f --config "$work/a.ini" "$work/a" 2>"$logs/inbox-a.log" &
 pids+=($!)
 for s in a/b a/r a/pp b/a; do
 	wait_for "$work/$s.status" "state: connected" || { note inbox "$s never connected"; exit 0; }
 done
+# the CPU rounds' receiver: without it, only they are missing
+cr_ok=1
+wait_for "$work/a/r2.status" "state: connected" || { note inbox.cpu "missing: a/r2 never connected (see inbox-recv2.log)"; cr_ok=0; CR=0; }
 
 # 1. the receive rate, rpma-recv first
 t0=$(now)
@@ -120,6 +146,74 @@ if [ -s "$work/inbox.end" ] && grep -qs "^read: $N\$" "$work/b/inbox.status"; th
 	put inbox_rate_over_recv "$(awk -v a="$inbox_rate" -v b="$recv_rate" 'BEGIN { printf "%.3f", a / b }')"
 else
 	note inbox "the inbox did not read $N messages: $(grep -E '^(received|read|waiting):' "$work/b/inbox.status" | tr '\n' ' ')"
+fi
+
+# 1b. work per received message: CPU time, then system calls, in rounds
+# stv FILE KEY: a figure of a status file
+stv() { sed -n "s/^$2: //p" "$1" 2>/dev/null; }
+# to_recv M: M messages from A to the rpma-recv, until A has all acknowledged
+to_recv() {
+	local a0 i
+	a0=$(stv "$work/a/r2.status" acked)
+	timeout 300 bench-writer "$work/a/r2" 64 "$1" >/dev/null 2>>"$logs/inbox-writer.log" || return 1
+	for ((i = 0; i < 3000; i++)); do
+		[ $(($(stv "$work/a/r2.status" acked) - a0)) -ge "$1" ] && return 0
+		nap 0.1
+	done
+	return 1
+}
+# to_inbox M: M messages from A to B's inbox, until a head -c has read them all
+to_inbox() {
+	local r0 rd
+	r0=$(stv "$work/b/inbox.status" read)
+	timeout 300 head -c $((65 * $1)) "$work/b/inbox" >/dev/null &
+	rd=$!
+	until grep -qs "^readers: 1" "$work/b/inbox.status" || ! kill -0 $rd 2>/dev/null; do nap 0.05; done
+	timeout 300 bench-writer "$work/a/b" 64 "$1" >/dev/null 2>>"$logs/inbox-writer.log" || { kill $rd 2>/dev/null; wait $rd; return 1; }
+	wait $rd || return 1
+	[ $(($(stv "$work/b/inbox.status" read) - r0)) = "$1" ]
+}
+hz=$(getconf CLK_TCK)
+for ((r = 1; r <= CR; r++)); do
+	u0=$(cpu_us $recv2)
+	if to_recv "$CN"; then
+		put "round.$r.inbox.recv_cpu_us_per_msg" "$(us_per "$u0" "$(cpu_us $recv2)" "$CN")"
+	else
+		note "round.$r.inbox.recv_cpu" "missing: $CN messages to rpma-recv were not all acknowledged"
+	fi
+	c0=$(ticks_of /proc/$bfs/stat)
+	if to_inbox "$CN"; then
+		put "round.$r.inbox.cpu_us_per_msg" "$(awk -v t=$(($(ticks_of /proc/$bfs/stat) - c0)) -v hz="$hz" -v m="$CN" 'BEGIN { printf "%.2f", t / hz / m * 1e6 }')"
+	else
+		note "round.$r.inbox.cpu" "missing: the inbox did not read $CN messages"
+	fi
+done
+if [ $cr_ok = 0 ]; then
+	:
+elif command -v strace >/dev/null; then
+	for ((r = 1; r <= CR; r++)); do
+		for pass in inbox_recv:$recv2:to_recv inbox:$bfs:to_inbox; do
+			IFS=: read -r name pid fn <<<"$pass"
+			log=$logs/strace-$name-$r
+			if ! strace_on "$pid" "$log"; then
+				note "count.syscalls.$name" "missing: strace did not attach (see ${log##*/}.err)"
+				strace_off "$spid"
+				continue
+			fi
+			"$fn" "$COUNT"
+			ok=$?
+			strace_off "$spid"
+			if [ $ok = 0 ]; then
+				put "round.$r.count.syscalls.$name" "$(per "$(strace_calls "$log.c")" "$COUNT")"
+			else
+				note "count.syscalls.$name" "missing: $COUNT messages did not all arrive under strace"
+			fi
+		done
+	done
+	put inbox.count.messages "$COUNT"
+	put inbox.cpu.messages "$CN"
+else
+	note inbox.count "missing: strace is not installed"
 fi
 
 # 2. ping-pong between the two mounts through their inboxes, in paired rounds

@@ -76,6 +76,8 @@ wait_for() {
 	done
 	return 1
 }
+# strace_on/off, ticks_of, cpu_us, per, us_per
+. "$top/tools/benchsrc/count.sh"
 stop() { # stop PID...: SIGTERM, then SIGKILL after 5 s
 	local p i
 	for p in "$@"; do kill -TERM "$p" 2>/dev/null; done
@@ -255,7 +257,6 @@ for ((i = 0; i < 600; i++)); do
 done
 hz=$(getconf CLK_TCK)
 cpu_ticks() { sed 's/^.*) //' "/proc/$fs/stat" | awk '{ print $12 + $13 }'; }
-ticks_of() { sed 's/^.*) //' "$1" 2>/dev/null | awk '{ print $12 + $13 }'; }
 # cpu_snap: CPU ticks of the daemon, of its engine thread (completions) and
 # of r0's rpma-recv, to see where a message's CPU goes
 cpu_snap() {
@@ -441,6 +442,36 @@ if [ $connected = 1 ]; then
 		note shell.nc "missing: nc is not installed (netcat-openbsd)"
 	fi
 
+	# -- the receive floor (recv_cpu_per_msg_over_floor): rpma-recv, and
+	# bench-rpma's plain receive loop, each on a shared receive queue of 64
+	# receives of 4 KiB, both fed by the same bench-rpma sender (64 B, window
+	# WINDOW, no rpmafs private data: a plain sender), in the counted passes
+	# and the paired rounds below
+	rpma-recv --listen "$LAB_B:7302" --max-message 4KiB --slots 64 --format raw \
+		>/dev/null 2>"$logs/rpma-recv-plain.log" &
+	plain_recv=$!
+	bench-rpma recv "$LAB_B" 7303 --max 4KiB --slots 64 --srq >"$logs/floor-recv.log" 2>&1 &
+	floor_recv=$!
+	wait_for "$logs/rpma-recv-plain.log" "listening on" 20 || note recv_floor "rpma-recv on port 7302 did not start"
+	wait_for "$logs/floor-recv.log" "listening on" 20 || note recv_floor "bench-rpma recv --srq did not start"
+	# NAME:PORT:PID:LOG of each
+	floor_rx=("rpma_recv:7302:$plain_recv:$logs/rpma-recv-plain.log"
+		"floor_recv:7303:$floor_recv:$logs/floor-recv.log")
+	# ends LOG: one line per connection a receiver's LOG says has ended, its
+	# messages (rpma-recv: "connection N PEER closed by peer: M messages, B
+	# bytes"; bench-rpma recv: "connection closed after M messages")
+	ends() { sed -n 's/^.*connection \([0-9][0-9]* \|closed \).* \([0-9][0-9]*\) messages\(,.*\)\{0,1\}$/\2/p' "$1" 2>/dev/null; }
+	# ended LOG N0: once LOG has more than N0 ended connections (30 s at most), the last one's messages
+	ended() {
+		local i m
+		for ((i = 0; i < 300; i++)); do
+			mapfile -t m < <(ends "$1")
+			[ ${#m[@]} -gt "$2" ] && echo "${m[-1]}" && return 0
+			nap 0.1
+		done
+		return 1
+	}
+
 	# -- counted passes: what the daemon does per message, not how long it
 	# takes. System calls (strace -f -c on every thread of the daemon, and on
 	# r0's rpma-recv) and context switches (voluntary + involuntary, summed
@@ -460,26 +491,7 @@ if [ $connected = 1 ]; then
 		done 2>/dev/null
 		echo "$s"
 	}
-	# strace_calls FILE: the calls column summed over strace -c's table
-	strace_calls() { awk '/^-/ { d++; next } d == 1 && $4 ~ /^[0-9]+$/ { n += $4 } END { print n + 0 }' "$1"; }
-	# strace_on PID LOG: attach to every thread of PID ("Process N attached
-	# with T threads"), return once attached
-	strace_on() {
-		local i line
-		strace -f -c -o "$2.c" -p "$1" 2>"$2.err" &
-		spid=$!
-		for ((i = 0; i < 200; i++)); do
-			while IFS= read -r line; do
-				[[ $line == *attached* ]] && return 0
-			done <"$2.err"
-			kill -0 $spid 2>/dev/null || return 1
-			nap 0.05
-		done
-		return 1
-	}
-	# strace_off PID: stop an strace_on (strace writes its table at SIGINT)
-	strace_off() { kill -INT "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
-	per() { awk -v a="$1" -v m="$2" 'BEGIN { if (m > 0) printf "%.3f", a / m }'; }
+	# strace_on, strace_off, strace_calls, per: tools/benchsrc/count.sh
 	if command -v strace >/dev/null; then
 		for ((r = 1; r <= COUNT_ROUNDS; r++)); do
 			for pair in null:null64 t0:async64 r0:acked64; do
@@ -517,6 +529,26 @@ if [ $connected = 1 ]; then
 					note "count.syscalls.$name" "missing: bench-writer failed under strace (see writer.log)"
 				fi
 			done
+			# the receivers: rpma-recv and the plain loop, the same sender,
+			# COUNT_N messages each, per message they say they received
+			for rx in "${floor_rx[@]}"; do
+				IFS=: read -r name port pid rxlog <<<"$rx"
+				log=$logs/strace-$name-$r
+				if ! strace_on "$pid" "$log"; then
+					note "count.syscalls.$name" "missing: strace did not attach (see ${log##*/}.err)"
+					strace_off "$spid"
+					continue
+				fi
+				n0=$(ends "$rxlog" | wc -l)
+				line=$(timeout 300 bench-rpma send "$LAB_B" "$port" 64 $COUNT_N --window $WINDOW 2>>"$logs/raw-send.log")
+				m=$(ended "$rxlog" "$n0")
+				strace_off "$spid"
+				if [ -n "$line" ] && [ -n "$m" ]; then
+					put "round.$r.count.syscalls.$name" "$(per "$(strace_calls "$log.c")" "$m")"
+				else
+					note "count.syscalls.$name" "missing: bench-rpma send failed or the receiver did not log the connection's end (see raw-send.log, ${rxlog##*/})"
+				fi
+			done
 		done
 		put count.messages $COUNT_N
 	else
@@ -531,6 +563,13 @@ if [ $connected = 1 ]; then
 	bench-rpma recv "$LAB_B" 7301 --max 4KiB --slots 64 >"$logs/raw-recv-rounds.log" 2>&1 &
 	rounds_recv=$!
 	wait_for "$logs/raw-recv-rounds.log" "listening on" 20 || note rounds "bench-rpma recv did not start"
+	# cpu_round KEY PEER TICKS0 POSTED0: the daemon's CPU (all threads) per
+	# message posted to PEER since TICKS0, as round.$r.daemon.cpu_us_per_msg.KEY
+	cpu_round() {
+		local m=$(($(st "$2" posted) - $4)) t=$(($(cpu_ticks) - $3))
+		[ "$m" -gt 0 ] && put "round.$r.daemon.cpu_us_per_msg.$1" \
+			"$(awk -v t=$t -v hz="$hz" -v m=$m 'BEGIN { printf "%.2f", t / hz / m * 1e6 }')"
+	}
 	for ((r = 1; r <= ROUNDS; r++)); do
 		step "paired round $r of $ROUNDS: ib_send_bw / dd, null / async rate, null + raw / sync latency"
 		PT_PREFIX="round.$r." perftest bw $MIB "${PT_BW_N[2]}"
@@ -578,8 +617,10 @@ if [ $connected = 1 ]; then
 		fi
 		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$noop/f" 64 "${NULL_RATE_N[0]}" 2>>"$logs/writer.log")
 		put_line "round.$r.noop.rate.64" "$line" msg_s
+		c0=$(cpu_ticks) p0=$(st null posted)
 		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/null" 64 "${NULL_RATE_N[0]}" 2>>"$logs/writer.log")
 		put_line "round.$r.null.rate.64" "$line" msg_s
+		[ -n "$line" ] && cpu_round null64 null "$c0" "$p0"
 		p0=$(st r0 posted) b0=$(st r0 post_calls)
 		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/r0" 64 "${FS_RATE_N[0]}" 2>>"$logs/writer.log")
 		put_line "round.$r.rpmafs.async.64" "$line" msg_s
@@ -593,15 +634,36 @@ if [ $connected = 1 ]; then
 		line=$(timeout 300 bench-writer --latency --sync --warmup 20 "$mnt/r0" 64 "${FS_LAT_N[0]}" 2>>"$logs/writer.log")
 		put_line "round.$r.rpmafs.sync.64" "$line" median_us
 		# receiver confirmation (r0) against transport confirmation (t0), same receiver
+		c0=$(cpu_ticks) p0=$(st t0 posted)
 		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/t0" 64 "${FS_RATE_N[0]}" 2>>"$logs/writer.log")
 		put_line "round.$r.transport.async.64" "$line" msg_s
-		snap=$(link_snap)
+		[ -n "$line" ] && cpu_round transport64 t0 "$c0" "$p0"
+		snap=$(link_snap) c0=$(cpu_ticks) p0=$(st r0 posted)
 		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/r0" 64 "${FS_RATE_N[0]}" 2>>"$logs/writer.log")
 		put_line "round.$r.acked.async.64" "$line" msg_s
+		[ -n "$line" ] && cpu_round acked64 r0 "$c0" "$p0"
 		link_put "round.$r.acked.async.64" "$snap"
 		# the same into rpma-recv --output FILE (its state file on)
 		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/o0" 64 "${FS_RATE_N[0]}" 2>>"$logs/writer.log")
 		put_line "round.$r.output.async.64" "$line" msg_s
+		# the raw client's CPU per message (the floor of cpu_async64_over_floor,
+		# with the null peer's), and the receivers': the same bench-rpma
+		# sender to rpma-recv and to the plain loop, each receiver's CPU over
+		# the messages it says it received (warm-up included)
+		for rx in "${floor_rx[@]}"; do
+			IFS=: read -r name port pid rxlog <<<"$rx"
+			n0=$(ends "$rxlog" | wc -l) u0=$(cpu_us "$pid")
+			line=$(timeout 120 bench-rpma send "$LAB_B" "$port" 64 "${RAW_RATE_N[0]}" \
+				--window "$WINDOW" --warmup $WARMUP 2>>"$logs/raw-send.log")
+			m=$(ended "$rxlog" "$n0")
+			if [ -n "$line" ] && [ -n "$m" ]; then
+				put "round.$r.$name.cpu_us_per_msg" "$(us_per "$u0" "$(cpu_us "$pid")" "$m")"
+				put "round.$r.$name.messages" "$m"
+				put_line "round.$r.raw.to_$name" "$line" msg_s cpu_us_per_msg
+			else
+				note "round.$r.$name" "missing: bench-rpma send failed or the receiver did not log the connection's end (see raw-send.log, ${rxlog##*/})"
+			fi
+		done
 		line=$(timeout 300 bench-writer --latency --sync --warmup 20 "$mnt/t0" 64 "${FS_LAT_N[0]}" 2>>"$logs/writer.log")
 		put_line "round.$r.transport.sync.64" "$line" median_us
 		snap=$(link_snap)
@@ -609,7 +671,7 @@ if [ $connected = 1 ]; then
 		put_line "round.$r.acked.sync.64" "$line" median_us
 		link_put "round.$r.acked.sync.64" "$snap"
 	done
-	stop "$rounds_recv"
+	stop "$rounds_recv" "$plain_recv" "$floor_recv"
 
 	step "daemon: peak RSS, payload copies"
 	put daemon.hwm_mib "$(awk '/^VmHWM/ { printf "%.2f", $2 / 1024 }' "/proc/$fs/status")"

@@ -14,6 +14,9 @@
 /* seconds on the monotonic clock */
 double measure_now(void);
 
+/* seconds of CPU time (user + system) of the whole process, all its threads */
+double measure_cpu(void);
+
 /* a summary of latency samples, in microseconds */
 struct measure_summary {
 	double median, p99, mean, min, max;

@@ -329,6 +329,81 @@ def checks(fig):
                            n, "strace attached to every thread" if unit == "calls" else
                            "without strace") + rounds_text(rs)))
 
+    # CPU time per message (paired rounds, each figure and its floor in the
+    # same round; utime+stime, or schedstat run time, over the messages)
+    def cpu_floor(get):
+        a, b = get("daemon.cpu_us_per_msg.null64"), get("raw.to_floor_recv.cpu_us_per_msg")
+        return None if a is None or b is None else a + b
+
+    num, floor, r, rs = paired(fig, "daemon.cpu_us_per_msg.transport64", cpu_floor)
+    out.append(dict(
+        key="cpu_async64_over_floor",
+        what="daemon CPU per async 64 B message, confirm = transport, against FUSE + a raw send",
+        figure="%s µs per message" % fmt(num),
+        floor="%s µs per message (null peer's daemon + raw rpma_send client)" % fmt(floor),
+        value=r, target="<= 1.5 (quiet host)", met=None if r is None else r <= 1.5, rounds=rs,
+        definition="the daemon's CPU time (utime+stime of all its threads, /proc/PID/stat) "
+                   "over a bench-writer run of async 64 B writes and their fsync to t0 "
+                   "(confirm = transport, one rpma-recv) / messages posted, against the same "
+                   "for the null peer + the CPU time (getrusage) per message of bench-rpma "
+                   "send, 64 B, window 16, over its timed span, all three in the same round" +
+                   rounds_text(rs)))
+
+    num, floor, r, rs = paired(fig, "rpma_recv.cpu_us_per_msg",
+                               lambda get: get("floor_recv.cpu_us_per_msg"))
+    out.append(dict(
+        key="recv_cpu_per_msg_over_floor",
+        what="rpma-recv CPU per received 64 B message against a plain receive loop",
+        figure="%s µs per message (rpma-recv --format raw, to /dev/null)" % fmt(num),
+        floor="%s µs per message (bench-rpma recv --srq)" % fmt(floor),
+        value=r, target="<= 1.5", met=None if r is None else r <= 1.5, rounds=rs,
+        definition="CPU time of rpma-recv (run time of its threads, /proc/PID/task/*/schedstat) "
+                   "while one bench-rpma send (64 B, window 16, no rpmafs private data) sends "
+                   "to it / the messages it logs for the connection, against the same for "
+                   "bench-rpma recv --srq (tools/benchsrc/rpma-floor.c: receive, re-post, "
+                   "nothing else), each on a shared receive queue of 64 receives of 4 KiB, "
+                   "same round" + rounds_text(rs)))
+
+    num, floor, r, rs = paired(fig, "inbox.cpu_us_per_msg",
+                               lambda get: get("inbox.recv_cpu_us_per_msg"))
+    out.append(dict(
+        key="inbox_cpu_per_msg_over_recv",
+        what="a mount's inbox: daemon CPU per received 64 B message against rpma-recv's",
+        figure="%s µs per message (mount B's daemon, inbox read by head -c)" % fmt(num),
+        floor="%s µs per message (rpma-recv --format lines, to /dev/null)" % fmt(floor),
+        value=r, target="<= 1.5", met=None if r is None else r <= 1.5, rounds=rs,
+        definition="CPU time (utime+stime, all threads) of mount B's daemon while mount A's "
+                   "bench-writer sends %s 64 B messages to B's inbox (inbox_format lines), "
+                   "drained by head -c of exactly as many records, / messages, against the "
+                   "CPU time (run time of its threads) of an rpma-recv --format lines "
+                   "(standard output to /dev/null) receiving as many from the same writer "
+                   "until A's status has them all acknowledged, / messages; both "
+                   "receiver-confirmed, same round (tools/benchsrc/inbox.sh)" % fmt(
+                       g("inbox.cpu.messages"), 0) + rounds_text(rs)))
+
+    for key, num_key, floor_key, what, floor_name, how in (
+            ("recv_syscalls_per_msg_over_floor", "rpma_recv", "floor_recv",
+             "rpma-recv system calls per received 64 B message against a plain receive loop",
+             "bench-rpma recv --srq",
+             "one bench-rpma send (64 B, window 16, a plain sender) to each receiver, over "
+             "the messages each logs for the connection"),
+            ("inbox_syscalls_per_msg_over_recv", "inbox", "inbox_recv",
+             "a mount's inbox: daemon system calls per received 64 B message against rpma-recv's",
+             "rpma-recv --format lines, to /dev/null",
+             "mount A's bench-writer (64 B) into B's inbox drained by head -c, and into "
+             "rpma-recv until A's status has them all acknowledged")):
+        num, floor, r, rs = paired(fig, "count.syscalls." + num_key,
+                                   lambda get, k=floor_key: get("count.syscalls." + k))
+        n_key = "inbox.count.messages" if num_key == "inbox" else "count.messages"
+        out.append(dict(
+            key=key, what=what,
+            figure="%s calls per message" % fmt(num),
+            floor="%s calls per message (%s)" % (fmt(floor), floor_name),
+            value=r, target="<= 1.5", met=None if r is None else r <= 1.5, rounds=rs,
+            definition="system calls (strace -f -c, every thread) per message over %s; "
+                       "%s messages per pass, counted in a pass of its own, not timed" % (
+                           how, fmt(g(n_key), 0)) + rounds_text(rs)))
+
     # an ordinary user's default mount (8 MiB RLIMIT_MEMLOCK) against root's, same run
     held, n = g("user.default.inflight_64b"), g("user.default.inflight_written")
     out.append(dict(
@@ -528,7 +603,28 @@ def figure_tables(fig):
                 ("rpmafs.async.64.batch", "rpmafs async, 64 B: sends per ibv_post_send (workers post)", ""),
                 ("null.lat.64.median_us", "null peer: write(2), 64 B, median", "µs"),
                 ("raw.lat.64.median_us", "raw rpma_send, send-and-complete, 64 B, median", "µs"),
-                ("rpmafs.sync.64.median_us", "rpmafs sync: write(2), 64 B, median", "µs")):
+                ("rpmafs.sync.64.median_us", "rpmafs sync: write(2), 64 B, median", "µs"),
+                ("daemon.cpu_us_per_msg.null64", "daemon CPU per message, null peer, async 64 B", "µs"),
+                ("daemon.cpu_us_per_msg.transport64",
+                 "daemon CPU per message, async 64 B, confirm = transport (t0)", "µs"),
+                ("daemon.cpu_us_per_msg.acked64",
+                 "daemon CPU per message, async 64 B, confirm = receiver (r0)", "µs"),
+                ("raw.to_floor_recv.cpu_us_per_msg",
+                 "raw rpma_send client CPU per message, 64 B, window 16", "µs"),
+                ("raw.to_floor_recv.msg_s", "raw rpma_send, window 16, 64 B, to the plain loop", "msg/s"),
+                ("rpma_recv.cpu_us_per_msg", "rpma-recv CPU per message, plain sender, 64 B", "µs"),
+                ("floor_recv.cpu_us_per_msg",
+                 "plain receive loop (bench-rpma recv --srq) CPU per message, 64 B", "µs"),
+                ("inbox.cpu_us_per_msg", "inbox: mount B's daemon CPU per received message", "µs"),
+                ("inbox.recv_cpu_us_per_msg",
+                 "rpma-recv --format lines CPU per message, same writer as the inbox", "µs"),
+                ("count.syscalls.rpma_recv", "rpma-recv system calls per message (counted)", "calls"),
+                ("count.syscalls.floor_recv", "plain receive loop system calls per message (counted)",
+                 "calls"),
+                ("count.syscalls.inbox", "inbox: mount B's daemon system calls per message (counted)",
+                 "calls"),
+                ("count.syscalls.inbox_recv",
+                 "rpma-recv --format lines system calls per message (counted)", "calls")):
             row(sec, "round %d: %s" % (r, name), g("round.%d.%s" % (r, key)), unit)
         r += 1
 

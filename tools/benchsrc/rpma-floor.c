@@ -2,19 +2,23 @@
 /*
  * rpma-floor.c -- bench-rpma: the raw rpma_send floor, no file system
  *
- *   bench-rpma recv ADDR PORT [--max SIZE] [--slots N]
+ *   bench-rpma recv ADDR PORT [--max SIZE] [--slots N] [--srq]
  *   bench-rpma send ADDR PORT SIZE COUNT [--window W | --latency] [--warmup N]
  *
  * recv listens on ADDR:PORT and serves senders one after another until it
  * is killed: SLOTS receives of SIZE bytes (default 64 of 1 MiB) posted before
  * each connection is accepted, each re-posted as soon as its message is in.
+ * --srq: the SLOTS receives are posted once, on one shared receive queue
+ * with a CQ of its own, as rpma-recv receives by default: the plain
+ * receive loop that rpma-recv's CPU per message is weighed against.
  *
  * send connects to ADDR:PORT and sends COUNT messages of SIZE bytes with
  * rpma_send(RPMA_F_COMPLETION_ALWAYS) -- what rpmafs does for every message
  * with completion = always -- after --warmup N untimed ones:
  *   rate (default)  W sends outstanding (default 16); prints count size
  *                   seconds msg_s mib_s, from the first post to the last
- *                   completion
+ *                   completion, and cpu_us_per_msg, the process's CPU time
+ *                   (user + system, getrusage) over the same span / COUNT
  *   --latency       one send at a time, timed from rpma_send() to its
  *                   completion: prints median, p99, mean, min, max (µs)
  *
@@ -46,7 +50,7 @@
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: " PROG " recv ADDR PORT [--max SIZE] [--slots N]\n"
+	fprintf(stderr, "usage: " PROG " recv ADDR PORT [--max SIZE] [--slots N] [--srq]\n"
 			"       " PROG " send ADDR PORT SIZE COUNT [--window W | --latency] "
 			"[--warmup N]\n");
 	exit(2);
@@ -99,16 +103,37 @@ static void expect_event(struct rpma_conn *conn, enum rpma_conn_event expected)
 
 /* ---- the receiver ---- */
 
+/* the receive buffers: SLOTS of MAX bytes, on srq or each connection's queue */
+struct receives {
+	struct rpma_mr_local *mr;
+	struct rpma_srq *srq; /* NULL: the connection's own receive queue */
+	size_t max;
+};
+
+static void post_recv(struct rpma_conn *conn, const struct receives *rx, uint64_t slot)
+{
+	void *ctx = (void *)(uintptr_t)slot;
+
+	if (rx->srq)
+		CHECK_RPMA(rpma_srq_recv(rx->srq, rx->mr, slot * rx->max, rx->max, ctx));
+	else
+		CHECK_RPMA(rpma_recv(conn, rx->mr, slot * rx->max, rx->max, ctx));
+}
+
 /* serve one sender until it disconnects; returns the messages received */
-static unsigned long serve(struct rpma_conn *conn, struct rpma_mr_local *mr, size_t max)
+static unsigned long serve(struct rpma_conn *conn, const struct receives *rx)
 {
 	struct ibv_wc wc[WC_BATCH];
 	struct pollfd fds[2];
 	struct rpma_cq *cq;
 	unsigned long got = 0;
 	enum rpma_conn_event ev;
+	bool closed = false;
 
-	CHECK_RPMA(rpma_conn_get_cq(conn, &cq));
+	if (rx->srq)
+		CHECK_RPMA(rpma_srq_get_rcq(rx->srq, &cq));
+	else
+		CHECK_RPMA(rpma_conn_get_cq(conn, &cq));
 	CHECK_RPMA(rpma_conn_get_event_fd(conn, &fds[0].fd));
 	CHECK_RPMA(rpma_cq_get_fd(cq, &fds[1].fd));
 	fds[0].events = fds[1].events = POLLIN;
@@ -121,12 +146,18 @@ static unsigned long serve(struct rpma_conn *conn, struct rpma_mr_local *mr, siz
 				if (wc[i].status != IBV_WC_SUCCESS)
 					continue; /* flushed: the sender is going */
 				got++;
-				CHECK_RPMA(rpma_recv(conn, mr, wc[i].wr_id * max, max,
-					(void *)(uintptr_t)wc[i].wr_id));
+				post_recv(conn, rx, wc[i].wr_id);
 			}
 		}
 		if (ret != RPMA_E_NO_COMPLETION)
 			measure_die(PROG, "rpma_cq_get_wc: %s", rpma_err_2str(ret));
+		/*
+		 * closed: every message sent was in before the sender's last
+		 * completion, so the drain above had them all (a shared queue's
+		 * completions outlive the connection: none is left for the next)
+		 */
+		if (closed)
+			return got;
 		if (poll(fds, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -137,7 +168,7 @@ static unsigned long serve(struct rpma_conn *conn, struct rpma_mr_local *mr, siz
 		if (fds[0].revents) {
 			CHECK_RPMA(rpma_conn_next_event(conn, &ev));
 			if (ev == RPMA_CONN_CLOSED || ev == RPMA_CONN_LOST)
-				return got;
+				closed = true;
 		}
 	}
 }
@@ -147,8 +178,9 @@ static int run_recv(int argc, char **argv)
 	const char *addr, *port;
 	size_t max = 1 << 20;
 	long slots = 64;
+	bool srq = false;
+	struct receives rx = {0};
 	struct rpma_peer *peer;
-	struct rpma_mr_local *mr;
 	struct rpma_conn_cfg *cfg;
 	struct rpma_ep *ep;
 	char *buf;
@@ -162,6 +194,8 @@ static int run_recv(int argc, char **argv)
 			max = measure_parse_size(PROG, "--max", argv[++i]);
 		else if (strcmp(argv[i], "--slots") == 0 && i + 1 < argc)
 			slots = measure_parse_count(PROG, "--slots", argv[++i]);
+		else if (strcmp(argv[i], "--srq") == 0)
+			srq = true;
 		else
 			usage();
 	}
@@ -169,10 +203,25 @@ static int run_recv(int argc, char **argv)
 		measure_die(PROG, "--max must be at least 1 byte");
 
 	peer = peer_for(addr, RPMA_UTIL_IBV_CONTEXT_LOCAL);
-	mr = region(peer, max * (size_t)slots, RPMA_MR_USAGE_RECV, &buf);
+	rx.max = max;
+	rx.mr = region(peer, max * (size_t)slots, RPMA_MR_USAGE_RECV, &buf);
 	cfg = conn_cfg(1, (uint32_t)slots);
+	if (srq) {
+		struct rpma_srq_cfg *scfg;
+
+		/* one CQ entry per receive, as rpma-recv's shared queue */
+		CHECK_RPMA(rpma_srq_cfg_new(&scfg));
+		CHECK_RPMA(rpma_srq_cfg_set_rq_size(scfg, (uint32_t)slots));
+		CHECK_RPMA(rpma_srq_cfg_set_rcq_size(scfg, (uint32_t)slots));
+		CHECK_RPMA(rpma_srq_new(peer, scfg, &rx.srq));
+		CHECK_RPMA(rpma_srq_cfg_delete(&scfg));
+		CHECK_RPMA(rpma_conn_cfg_set_srq(cfg, rx.srq));
+		for (long s = 0; s < slots; s++)
+			post_recv(NULL, &rx, (uint64_t)s);
+	}
 	CHECK_RPMA(rpma_ep_listen(peer, addr, port, &ep));
-	printf("listening on %s:%s, %ld receives of %zu bytes\n", addr, port, slots, max);
+	printf("listening on %s:%s, %ld receives of %zu bytes%s\n", addr, port, slots, max,
+		srq ? " on a shared receive queue" : "");
 	fflush(stdout);
 
 	for (;;) {
@@ -181,12 +230,12 @@ static int run_recv(int argc, char **argv)
 		unsigned long got;
 
 		CHECK_RPMA(rpma_ep_next_conn_req(ep, cfg, &req));
-		for (long s = 0; s < slots; s++)
+		for (long s = 0; !srq && s < slots; s++)
 			CHECK_RPMA(rpma_conn_req_recv(
-				req, mr, (size_t)s * max, max, (void *)(uintptr_t)s));
+				req, rx.mr, (size_t)s * max, max, (void *)(uintptr_t)s));
 		CHECK_RPMA(rpma_conn_req_connect(&req, NULL, &conn));
 		expect_event(conn, RPMA_CONN_ESTABLISHED);
-		got = serve(conn, mr, max);
+		got = serve(conn, &rx);
 		(void)rpma_conn_disconnect(conn);
 		CHECK_RPMA(rpma_conn_delete(&conn));
 		printf("connection closed after %lu messages\n", got);
@@ -254,7 +303,7 @@ static int run_send(int argc, char **argv)
 	bool latency = false;
 	long count, warmup = 0, window = 16;
 	char *buf;
-	double t0, t1;
+	double t0, t1, c0, c1;
 
 	if (argc < 4)
 		usage();
@@ -300,12 +349,16 @@ static int run_send(int argc, char **argv)
 			count, s.size, sum.median, sum.p99, sum.mean, sum.min, sum.max);
 		free(samples);
 	} else {
+		c0 = measure_cpu();
 		t0 = measure_now();
 		send_window(&s, (unsigned long)count);
 		t1 = measure_now();
-		printf("count=%ld size=%zu window=%u seconds=%.6f msg_s=%.1f mib_s=%.3f\n", count,
-			s.size, s.window, t1 - t0, (double)count / (t1 - t0),
-			(double)count * (double)s.size / (t1 - t0) / 1048576.0);
+		c1 = measure_cpu();
+		printf("count=%ld size=%zu window=%u seconds=%.6f msg_s=%.1f mib_s=%.3f "
+		       "cpu_us_per_msg=%.2f\n",
+			count, s.size, s.window, t1 - t0, (double)count / (t1 - t0),
+			(double)count * (double)s.size / (t1 - t0) / 1048576.0,
+			(c1 - c0) / (double)count * 1e6);
 	}
 
 	CHECK_RPMA(rpma_conn_disconnect(s.conn));

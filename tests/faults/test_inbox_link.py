@@ -10,13 +10,18 @@ process reads B's /inbox all along (O_NONBLOCK and poll(2)). A writer sends
 BATCHES batches of BATCH messages "batch-BBB msg-MMM\\n" through one
 descriptor, each batch ended by an fsync. Meanwhile the sending link is
 broken CYCLES times at random points of the stream (after the n-th write,
-n from a seeded random.Random, the seed printed; FAULTS_SEED repeats it):
-LAB_NETDEV_B is taken down (the inbox lives as long as its mount, so the
-link, not the receiver, is what is restarted); once A's spool has noticed
-(its in-flight or acknowledgement timeout, T: nothing says goodbye on a
-dead veth) the link is brought up again and the routes and neighbours
-tools/rdma-lab made are put back (faults.Net), and the next break waits
-until the spool has reconnected.
+n from a seeded random.Random, the seed printed; FAULTS_SEED repeats it;
+the inbox lives as long as its mount, so the link, not the receiver, is
+what is restarted). FAULTS_INBOX_BREAK says how: `loss` (the default), a
+netem qdisc dropping everything LAB_NETDEV_B sends, removed to heal (a
+silent link, as a pulled cable or a dead switch port looks to RDMA, with
+the netdev left up); `down`, LAB_NETDEV_B taken down and up again with
+the routes and neighbours tools/rdma-lab made put back (faults.Net). In
+the lab, Soft-RoCE stops establishing connections after three or four
+such flaps (every connect times out, a fresh one's too), so `down` is not
+the default. Once A's spool has noticed (its in-flight or acknowledgement
+timeout, T: nothing says goodbye on a silent link) the link is healed, and
+the next break waits until the spool has reconnected.
 
 Why batches of BATCH = 20, below the credits: the silent link is noticed
 only by the timeout of §8.5, and that timeout gives up and refuses what is
@@ -48,6 +53,7 @@ BATCH = int(os.environ.get("FAULTS_INBOX_BATCH", "20"))
 CYCLES = int(os.environ.get("FAULTS_INBOX_CYCLES", "4"))
 T_MS = 6000
 GAP = 400
+BREAK = os.environ.get("FAULTS_INBOX_BREAK", "loss")
 
 
 def inbox_status(m):
@@ -120,8 +126,29 @@ def body(work):
         r = sp.call(op="run", argv=["rdma"] + list(args))
         return r["rc"], r["stdout"] + r["stderr"]
 
+    def tc_via(*args):
+        r = sp.call(op="run", argv=["tc"] + list(args))
+        check(r["rc"] == 0, "tc %s: %s" % (" ".join(args), r["stderr"].strip()))
+
     faults.ip, faults.rdma = ip_via, rdma_via
     net = Net()
+    check(BREAK in ("loss", "down"), "FAULTS_INBOX_BREAK: loss or down, not %r" % BREAK)
+    if BREAK == "loss":
+        # tc does not load the qdisc's module by itself here
+        r = sp.call(op="run", argv=["modprobe", "sch_netem"])
+        check(r["rc"] == 0, "modprobe sch_netem: %s" % r["stderr"].strip())
+
+    def link_break():
+        if BREAK == "down":
+            net.link_down()
+        else:
+            tc_via("qdisc", "add", "dev", net.nb, "root", "netem", "loss", "100%")
+
+    def link_heal():
+        if BREAK == "down":
+            net.link_up()
+        else:
+            tc_via("qdisc", "del", "dev", net.nb, "root")
     pb = next_port()
     mb = Spool(work, {"rpmafs": {"listen": "%s:%d" % (b, pb), "inbox_slots": 128}},
                name="inbox").mount(wait_connected=False)
@@ -146,7 +173,7 @@ def body(work):
                 if not w.is_alive():
                     break
                 t0 = time.monotonic()
-                net.link_down()
+                link_break()
                 try:
                     breaks.append(w.n)
                     # the event: the spool saw the link go (§8.5), not a guessed outage
@@ -154,7 +181,7 @@ def body(work):
                                lambda: "the spool to notice break %d: %s" % (k, ma.status("b")))
                     detect_s.append(time.monotonic() - t0)
                 finally:
-                    net.link_up()
+                    link_heal()
                 t1 = time.monotonic()
                 wait_until(lambda: (lambda s: s["reconnects"] >= k and s["state"] == "connected")(
                     ma.status("b")), SAFETY_S,
@@ -185,8 +212,8 @@ def body(work):
     reader.stop()
     msgs = reader.messages()
     t = tally(w.written, w.confirmed_msgs(), msgs)
-    row = {"what": "sending link down/up x%d into an inbox (batches of %d, T %d ms)" %
-           (len(breaks), BATCH, T_MS), "seed": seed,
+    row = {"what": "sending link broken (%s) x%d into an inbox (batches of %d, T %d ms)" %
+           (BREAK, len(breaks), BATCH, T_MS), "seed": seed,
            "writes": w.n, "write_ok": len(w.written), "batches_confirmed": len(w.confirmed),
            "errors": w.error_summary(), "breaks_after_writes": breaks,
            "detect_s": [round(x, 2) for x in detect_s], "reconnect_s": [round(x, 2) for x in back_s],

@@ -59,6 +59,7 @@ def body(work):
         want.append(b"sync%d" % i)
     check(spool.status("s")["acked"] == 5, "s: %s" % spool.status("s"))
     got = r.messages()
+    print("delivered %d messages with the key, sizes %s" % (len(got), [len(m) for m in got]))
     check(sorted(got) == sorted(want), "delivered %d messages, sizes %s; want %d, sizes %s" % (
         len(got), [len(m) for m in got], len(want), [len(m) for m in want]))
     # each spool's own messages in order
@@ -80,6 +81,7 @@ def body(work):
     st = wrong.status("w")
     check(st["state"] != "connected", "wrong key connected: %s" % st)
     check("rejected" in st["last_error"].lower(), "wrong key: %s" % st)
+    print("wrong key: state %s, last_error %r" % (st["state"], st["last_error"]))
     check(len(r.messages()) == before, "the wrong key delivered something")
     wrong.unmount()
 
@@ -99,6 +101,8 @@ def body(work):
     wait_until(lambda: "encrypt" in es.status("e").get("last_error", ""), SAFETY_S,
                "the encrypt refusal (status: %s)" % es.status("e"))
     check(enc.messages() == [], "delivered in encrypt mode")
+    print("encrypt receiver: state %s, last_error %r" % (es.status("e")["state"],
+                                                         es.status("e")["last_error"]))
     es.unmount()
 
     # a key file that others may read refuses the mount, naming the file
@@ -111,6 +115,7 @@ def body(work):
           % (loose, loose) in res.stderr and "[l] key:" in res.stderr,
           "stderr: %s" % res.stderr)
     check(not os.path.ismount(bad.mnt), "mounted anyway")
+    print("0644 key: rc %d, %s" % (res.returncode, res.stderr.strip()))
 
 
 sys.exit(run("auth", body))

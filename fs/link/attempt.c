@@ -110,9 +110,18 @@ static void connect_once(struct link_attempt *a)
 
 		if (!ret && rpma_conn_get_event_status(conn, &status))
 			status = 0;
-		a->session_refused = accept_session_refused(a->session, ret, ev, status);
-		fail(a, false, accept_cause(ret, ev), "connection %s",
-			ret ? "timed out" : rpma_utils_conn_event_2str(ev));
+		/* with a key no fallback: a receiver too old for a session rejects any key too */
+		a->session_refused =
+			!pc->key && accept_session_refused(a->session, ret, ev, status);
+		snprintf(a->why, sizeof(a->why), "connection %s%s",
+			ret ? "timed out" : rpma_utils_conn_event_2str(ev),
+			/* the receiver's log says why; these are the likely reasons with a key */
+			!ret && ev == RPMA_CONN_REJECTED && pc->key
+				? " (key = is set: a receiver with keys rejects a key it does not "
+				  "hold, one without keys any key)"
+				: "");
+		a->permanent = false;
+		a->cause = accept_cause(ret, ev);
 		goto out;
 	}
 

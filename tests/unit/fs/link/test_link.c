@@ -24,6 +24,7 @@
 #include "link/devices.h"
 #include "link/link.h"
 #include "link/linkack.h"
+#include "link/linkauth.h"
 #include "runtime/clock.h"
 #include "runtime/loop.h"
 
@@ -1637,6 +1638,35 @@ static void key_transport_sends_sealed(void **state)
 	auth_done();
 }
 
+/* the proof's SEND failed (its only completion): the connection is dropped, no message's */
+static void key_proof_failure_drops(void **state)
+{
+	(void)state;
+	auth_attempt(0xa5);
+	assert_int_equal(link_state(Link), LINK_UP);
+	push_wc(LINKAUTH_PROOF_WRID, IBV_WC_RETRY_EXC_ERR);
+	run_watches();
+	assert_int_equal(U.completions, 0);
+	assert_int_not_equal(link_state(Link), LINK_UP);
+	assert_string_equal(U.lost, "the proof of key was not sent");
+	auth_done();
+}
+
+/* rejected at connect with a key: said with the likely reasons */
+static void key_rejected_says_why(void **state)
+{
+	(void)state;
+	Peer.key = Alpha;
+	fake_cm_auto_answer(true, RDMA_CM_EVENT_REJECTED, NULL, 0);
+	fake_cm_auto_answer_status(28);
+	attempt();
+	assert_int_equal(link_state(Link), LINK_BACKOFF);
+	assert_non_null(strstr(U.reason, "key = is set: a receiver with keys rejects a key"));
+	/* not taken for an older receiver: the session is offered again */
+	assert_int_equal(Fallback_logs, 0);
+	auth_done();
+}
+
 static void key_attempt_refused(uint8_t recv_fill, const char *why)
 {
 	auth_attempt(recv_fill);
@@ -1687,6 +1717,8 @@ int main(void)
 		T(key_receiver_with_other_key_refused),
 		T(key_receiver_in_encrypt_refused),
 		T(key_protect_encrypt_asks_for_it),
+		T(key_proof_failure_drops),
+		T(key_rejected_says_why),
 		T(up_reports_receiver_limits),
 		T(plain_receiver_reports_no_limit),
 		T(sq_depth_is_window_plus_fence_and_spare),

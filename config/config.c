@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "config.h"
 #include "ini.h"
 #include "keys.h"
@@ -116,6 +117,28 @@ static unsigned listen_line(const struct cfg_scan *scan)
 	return g ? cfg_scan_key_line(g, "listen") : 0;
 }
 
+/*
+ * Each peer's key = PATH, read now (rpmafs_key_load: a regular file of 32
+ * bytes that only its owner may read or write), so that a bad key file
+ * refuses the mount with the file, line, section and the key file's path.
+ */
+static void load_peer_keys(
+	const struct cfg_scan *scan, struct rpmafs_cfg *cfg, struct cfg_report *rep)
+{
+	for (size_t i = 0; i < scan->nsections; i++) {
+		const struct cfg_section *sec = &scan->sections[i];
+		struct rpmafs_peer_cfg *peer =
+			(struct rpmafs_peer_cfg *)rpmafs_cfg_find_peer(cfg, sec->name);
+		char why[PATH_MAX + 160];
+
+		if (cfg_is_global(sec) || !peer || !peer->key_path[0] || peer->key)
+			continue;
+		if (rpmafs_key_load(peer->key_path, NULL, &peer->key, why, sizeof(why)))
+			cfg_problem(
+				rep, cfg_scan_key_line(sec, "key"), sec->name, "key", "%s", why);
+	}
+}
+
 /* Everything after reading: the problems end up in rep, the result in *cfg. */
 static void load_bytes(const char *path, const char *buf, size_t len, struct rpmafs_cfg **cfg,
 	struct cfg_report *rep)
@@ -141,6 +164,7 @@ static void load_bytes(const char *path, const char *buf, size_t len, struct rpm
 		goto out;
 	}
 	cfg_apply_keys(&scan, d, *cfg, rep);
+	load_peer_keys(&scan, *cfg, rep);
 	/* a mount that only receives needs no peer; one that does neither is a mistake */
 	/* the inbox's files and a peer's spool file share the directory */
 	if ((*cfg)->inbox.enabled && rpmafs_cfg_find_peer(*cfg, "inbox")) {
@@ -207,6 +231,8 @@ void rpmafs_cfg_delete(struct rpmafs_cfg **cfg_ptr)
 		return;
 	cfg = *cfg_ptr;
 	free(cfg->path);
+	for (size_t i = 0; cfg->peers && i < cfg->npeers; i++)
+		rpmafs_key_delete(&cfg->peers[i].key);
 	free(cfg->peers);
 	free(cfg);
 	*cfg_ptr = NULL;

@@ -80,9 +80,15 @@ enum rpmafs_completion {
 };
 
 enum rpmafs_confirm {
-	RPMAFS_CONFIRM_AUTO,	  /* not set: receiver when the receiver offers it, else transport */
-	RPMAFS_CONFIRM_RECEIVER,  /* delivered = acknowledged by the receiving program */
+	RPMAFS_CONFIRM_AUTO,	 /* not set: receiver when the receiver offers it, else transport */
+	RPMAFS_CONFIRM_RECEIVER, /* delivered = acknowledged by the receiving program */
 	RPMAFS_CONFIRM_TRANSPORT, /* delivered = the RDMA completion (the receiving NIC) */
+};
+
+/* protect = (issue 25, §11.2): what the key does to every SEND on the connection */
+enum rpmafs_protect {
+	RPMAFS_PROTECT_MAC,	/* a tag after the payload (the default with a key) */
+	RPMAFS_PROTECT_ENCRYPT, /* the payload encrypted in place, and the tag */
 };
 
 enum rpmafs_close {
@@ -142,6 +148,12 @@ struct rpmafs_peer_cfg {
 	uint32_t send_timeout_ms;
 	/* 1 .. 600000, default 1000 */
 	uint32_t connect_timeout_ms;
+	/* key = PATH: an absolute path; "": no key (the peer is sent to as today) */
+	char key_path[PATH_MAX];
+	/* the key file's contents, loaded by rpmafs_cfg_load (wiped at rpmafs_cfg_delete); NULL without key */
+	struct rpmafs_key *key;
+	/* default mac; only with key */
+	enum rpmafs_protect protect;
 };
 
 struct rpmafs_cfg {

@@ -34,6 +34,8 @@ enum key_id {
 	KEY_INBOX_MAX_MESSAGE,
 	KEY_METRICS,
 	KEY_METRICS_INTERVAL_MS,
+	KEY_KEY,
+	KEY_PROTECT,
 	KEY_COUNT,
 };
 
@@ -66,15 +68,17 @@ static const struct key_def {
 	[KEY_INBOX_MAX_MESSAGE] = {"inbox_max_message", IN_GLOBAL},
 	[KEY_METRICS] = {"metrics", IN_GLOBAL},
 	[KEY_METRICS_INTERVAL_MS] = {"metrics_interval_ms", IN_GLOBAL},
+	[KEY_KEY] = {"key", IN_PEER},
+	[KEY_PROTECT] = {"protect", IN_PEER},
 };
 
-#define PEER_KEYS                                                                  \
+#define PEER_KEYS                                                                       \
 	"address, port, type, mode, framing, completion, confirm, close, max_message, " \
-	"send_timeout_ms and connect_timeout_ms"
-#define GLOBAL_KEYS                                                                 \
+	"send_timeout_ms, connect_timeout_ms, key and protect"
+#define GLOBAL_KEYS                                                                         \
 	"log_level, max_message, slots, drafts, listen, allow, inbox_format, inbox_slots, " \
-	"inbox_max_message, metrics, metrics_interval_ms, and the peer defaults port, "    \
-	"type, mode, framing, completion, confirm, close, send_timeout_ms and "            \
+	"inbox_max_message, metrics, metrics_interval_ms, and the peer defaults port, "     \
+	"type, mode, framing, completion, confirm, close, send_timeout_ms and "             \
 	"connect_timeout_ms"
 
 struct choice {
@@ -125,6 +129,12 @@ static const struct choice completions[] = {
 static const struct choice confirms[] = {
 	{"receiver", RPMAFS_CONFIRM_RECEIVER},
 	{"transport", RPMAFS_CONFIRM_TRANSPORT},
+	{NULL, 0},
+};
+
+static const struct choice protects[] = {
+	{"mac", RPMAFS_PROTECT_MAC},
+	{"encrypt", RPMAFS_PROTECT_ENCRYPT},
 	{NULL, 0},
 };
 
@@ -218,7 +228,8 @@ void cfg_check_keys(const struct cfg_scan *scan, struct cfg_report *rep)
 
 			if (id >= 0 && (key_defs[id].where & where))
 				continue;
-			if (id == KEY_ADDRESS) {
+			/* address, key, protect: a peer's own, no default in [rpmafs] */
+			if (id >= 0 && where == IN_GLOBAL) {
 				cfg_problem(rep, e->line, sec->name, e->key,
 					"has no default; set it in each peer's section");
 				continue;
@@ -418,6 +429,7 @@ static void apply_allow(const struct where *w, const char *v, struct rpmafs_inbo
 struct peer_state {
 	bool address_given;
 	bool type_bad;
+	unsigned protect_line; /* a valid protect given, at this line; 0: not */
 };
 
 static void apply_entry(const struct where *w, int id, const char *v, struct rpmafs_cfg *cfg,
@@ -482,6 +494,22 @@ static void apply_entry(const struct where *w, int id, const char *v, struct rpm
 	case KEY_CLOSE:
 		if (get_choice(w, v, closes, &c) == 0)
 			peer->close = (enum rpmafs_close)c;
+		break;
+	case KEY_KEY:
+		/* loaded by rpmafs_cfg_load once every value is read (config.c) */
+		if (v[0] != '/')
+			PROBLEM(w, "%s is not an absolute path; the daemon runs in /",
+				cfg_quote(q, v));
+		else if (strlen(v) >= sizeof(peer->key_path))
+			PROBLEM(w, "is longer than %zu characters", sizeof(peer->key_path) - 1);
+		else
+			snprintf(peer->key_path, sizeof(peer->key_path), "%s", v);
+		break;
+	case KEY_PROTECT:
+		if (get_choice(w, v, protects, &c) == 0) {
+			peer->protect = (enum rpmafs_protect)c;
+			st->protect_line = w->line;
+		}
 		break;
 	case KEY_LISTEN:
 		apply_listen(w, v, &cfg->inbox);
@@ -585,7 +613,7 @@ void cfg_apply_keys(const struct cfg_scan *scan, const dictionary *d, struct rpm
 		.connect_timeout_ms = RPMAFS_CFG_DEFAULT_CONNECT_TIMEOUT_MS,
 	};
 	/* a bad type in [rpmafs] is reported once, not as a missing address in every peer */
-	struct peer_state global_st = {false, false};
+	struct peer_state global_st = {false, false, 0};
 	const struct cfg_section *global;
 	int nsec = iniparser_getnsec(d);
 	size_t n = 0;
@@ -620,6 +648,9 @@ void cfg_apply_keys(const struct cfg_scan *scan, const dictionary *d, struct rpm
 		snprintf(peer->name, sizeof(peer->name), "%s", sec->name);
 		st.address_given = false;
 		apply_section(d, sec, cfg, peer, false, rep, &st);
+		if (st.protect_line && !peer->key_path[0] && !cfg_scan_key_line(sec, "key"))
+			cfg_problem(rep, st.protect_line, sec->name, "protect",
+				"needs key = PATH in the same section: protect says what the key does");
 		if (!st.address_given && !st.type_bad && peer->type == RPMAFS_PEER_RDMA)
 			cfg_problem(rep, sec->line, sec->name, "address",
 				"missing; an rdma peer needs its receiver's host name or IP address (or set type = null for a peer that sends nothing)");

@@ -108,8 +108,8 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 	for (unsigned i = 0; i < npeers; i++)
 		rdma_peers += m->cfg->peers[i].type != RPMAFS_PEER_NULL;
 	if (memlock_plan(m->cfg->slots, m->cfg->slots_set, RPMAFS_CFG_DEFAULT_SLOTS,
-		    RPMAFS_CFG_SLOTS_MIN, m->nworkers, FUSE_READ_SIZE, SMALL_SLOTS, POOL_SMALL_SIZE,
-		    rdma_peers,
+		    RPMAFS_CFG_SLOTS_MIN, m->nworkers, FUSE_READ_SIZE, SMALL_SLOTS,
+		    POOL_SMALL_SIZE + 64, rdma_peers,
 		    m->cfg->inbox.enabled
 			    ? (unsigned long long)m->cfg->inbox.slots * m->cfg->inbox.max_message
 			    : 0,
@@ -144,7 +144,9 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 	/* inodes far above the spools' (and whatever else the root holds) */
 	if (drafts_new(m->cfg->drafts, DRAFT_BUDGET, DRAFT_FIRST_INO, &m->tree.drafts))
 		goto nomem;
-	m->env = (struct spool_env){.pool = m->tree.pool, .loop = m->loop, .devices = m->devices,
+	m->env = (struct spool_env){.pool = m->tree.pool,
+		.loop = m->loop,
+		.devices = m->devices,
 		.nworkers = m->nworkers};
 	m->tree.spools = calloc(npeers ? npeers : 1, sizeof(*m->tree.spools));
 	if (!m->tree.spools)

@@ -8,30 +8,57 @@
 #include "runtime/log.h"
 
 size_t accept_offer(
-	const struct rpmafs_peer_cfg *pc, uint64_t session, uint8_t hdr[RPMAFS_PDATA_MAX_LEN])
+	const struct rpmafs_peer_cfg *pc, uint64_t session, uint8_t hdr[ACCEPT_OFFER_MAX])
 {
 	struct rpmafs_pdata mine = {.max_message = pc->max_message,
 		.flags = pc->confirm != RPMAFS_CONFIRM_TRANSPORT ? RPMAFS_PDATA_F_ACK : 0,
 		/* a session only with numbered messages: never beside transport confirmation */
 		.session = pc->confirm != RPMAFS_CONFIRM_TRANSPORT ? session : 0};
 
+	if (pc->key)
+		return rpmafs_auth_request_encode(
+			pc->key, &mine, pc->protect == RPMAFS_PROTECT_ENCRYPT, hdr);
 	return rpmafs_pdata_encode(&mine, hdr);
 }
 
-int accept_judge(const struct rpmafs_peer_cfg *pc, const void *ptr, size_t len,
-	struct accept_answer *ans, char *why, size_t whylen)
+/* with a key: the accept must prove it (docs/design.md §11.2); 0 or -1 (why) */
+static int judge_auth(const struct rpmafs_peer_cfg *pc, const uint8_t *req, const void *ptr,
+	size_t len, struct accept_answer *ans, char *why, size_t whylen)
+{
+	const char *what = "receiver proves no key";
+
+	if (rpmafs_auth_accept_check(pc->key, req, ptr, len, pc->protect == RPMAFS_PROTECT_ENCRYPT,
+		    &ans->auth, &what)) {
+		snprintf(why, whylen, "%s", what);
+		return -1;
+	}
+	if (rpmafs_auth_encrypts(ans->auth)) {
+		/* a re-send would need rpmafs_auth_unseal with the old connection's state */
+		rpmafs_auth_delete(&ans->auth);
+		snprintf(why, whylen,
+			"the receiver's accept is in encrypt mode: this rpmafs sends only "
+			"protect = mac so far");
+		return -1;
+	}
+	return 0;
+}
+
+int accept_judge(const struct rpmafs_peer_cfg *pc, const uint8_t req[ACCEPT_OFFER_MAX],
+	const void *ptr, size_t len, struct accept_answer *ans, char *why, size_t whylen)
 {
 	struct rpmafs_pdata hdr;
 	const char *what;
 
 	*ans = (struct accept_answer){0};
+	if (pc->key && judge_auth(pc, req, ptr, len, ans, why, whylen))
+		return -1;
 	switch (rpmafs_pdata_parse(ptr, len, &hdr, &what)) {
 	case RPMAFS_PDATA_OK:
 		ans->peer_max = hdr.max_message;
 		ans->credits = hdr.credits;
 		/* only in answer to our offer (a receiver must not offer unasked) */
-		ans->acks = (hdr.flags & RPMAFS_PDATA_F_ACK) &&
-			pc->confirm != RPMAFS_CONFIRM_TRANSPORT;
+		ans->acks =
+			(hdr.flags & RPMAFS_PDATA_F_ACK) && pc->confirm != RPMAFS_CONFIRM_TRANSPORT;
 		break;
 	case RPMAFS_PDATA_NONE:
 	case RPMAFS_PDATA_FOREIGN:
@@ -39,11 +66,13 @@ int accept_judge(const struct rpmafs_peer_cfg *pc, const void *ptr, size_t len,
 		break;
 	case RPMAFS_PDATA_MALFORMED:
 		snprintf(why, whylen, "receiver's private data refused: %s", what);
+		rpmafs_auth_delete(&ans->auth);
 		return -1;
 	}
 	/* confirm = receiver is a promise the user asked for: no silent downgrade */
 	if (!ans->acks && pc->confirm == RPMAFS_CONFIRM_RECEIVER) {
 		snprintf(why, whylen, "confirm = receiver, but the receiver does not acknowledge");
+		rpmafs_auth_delete(&ans->auth);
 		return -1;
 	}
 	return 0;

@@ -15,32 +15,43 @@
 
 #include <librpma.h>
 
+#include "auth.h"
 #include "config.h"
 #include "pdata.h"
 
+/* the request's private data: a version 1/2 header, or version 3 with a key (§11.2) */
+#define ACCEPT_OFFER_MAX RPMAFS_AUTH_REQUEST_LEN
+_Static_assert(ACCEPT_OFFER_MAX >= RPMAFS_PDATA_MAX_LEN, "an offer holds any header");
+
 /* what the receiver's accept said */
 struct accept_answer {
-	uint32_t peer_max; /* its limit, 0: none advertised */
-	unsigned credits;  /* its receives, 0: unknown */
-	bool acks;	   /* receiver confirmation in force (both offered it) */
+	uint32_t peer_max;	  /* its limit, 0: none advertised */
+	unsigned credits;	  /* its receives, 0: unknown */
+	bool acks;		  /* receiver confirmation in force (both offered it) */
+	struct rpmafs_auth *auth; /* with a key: the connection's state (the caller owns it) */
 };
 
 /*
  * accept_offer -- the request's header for peer pc (receiver confirmation
  * unless transport) with the spool's session (0: none, a version 1
- * header); returns its length
+ * header); with pc->key, the version 3 request (rpmafs_auth_request_encode,
+ * a fresh nonce each call: keep hdr, the accept is checked against it);
+ * returns its length
  */
 size_t accept_offer(
-	const struct rpmafs_peer_cfg *pc, uint64_t session, uint8_t hdr[RPMAFS_PDATA_MAX_LEN]);
+	const struct rpmafs_peer_cfg *pc, uint64_t session, uint8_t hdr[ACCEPT_OFFER_MAX]);
 
 /*
  * accept_judge -- len bytes of the accept's private data at ptr (NULL: none)
- * for peer pc: 0 with *ans filled, or -1 when the attempt fails for good
- * (malformed header; confirm = receiver and the receiver does not
- * acknowledge), why saying so
+ * for peer pc, whose request was req (accept_offer's): 0 with *ans filled,
+ * or -1 when the attempt fails for good (malformed header; confirm =
+ * receiver and the receiver does not acknowledge; with a key, an accept
+ * that proves no key or the wrong one, rpmafs_auth_accept_check's
+ * reasons, or one in encrypt mode, not sent yet), why saying so. With a
+ * key, ans->auth is the connection's state on success (NULL on failure).
  */
-int accept_judge(const struct rpmafs_peer_cfg *pc, const void *ptr, size_t len,
-	struct accept_answer *ans, char *why, size_t whylen);
+int accept_judge(const struct rpmafs_peer_cfg *pc, const uint8_t req[ACCEPT_OFFER_MAX],
+	const void *ptr, size_t len, struct accept_answer *ans, char *why, size_t whylen);
 
 /*
  * IB_CM_REJ_CONSUMER_DEFINED: the status of a CM REJECTED (InfiniBand,

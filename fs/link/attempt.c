@@ -12,6 +12,7 @@
 #include "attempt.h"
 #include "devices.h"
 #include "linkack.h"
+#include "linkauth.h"
 
 /* wait for the CM's verdict on our connect request */
 static int await_established(struct rpma_conn *conn, int timeout_ms, enum rpma_conn_event *ev)
@@ -28,15 +29,15 @@ static int await_established(struct rpma_conn *conn, int timeout_ms, enum rpma_c
 	return rpma_conn_next_event(conn, ev);
 }
 
-static void fail(struct link_attempt *a, bool permanent, int cause, const char *fmt,
-	const char *arg)
+static void fail(
+	struct link_attempt *a, bool permanent, int cause, const char *fmt, const char *arg)
 {
 	a->permanent = permanent;
 	a->cause = cause;
 	snprintf(a->why, sizeof(a->why), fmt, arg);
 }
 
-static void peer_pdata(struct link_attempt *a, struct rpma_conn *conn)
+static void peer_pdata(struct link_attempt *a, struct rpma_conn *conn, const uint8_t *req)
 {
 	struct rpma_conn_private_data pd = {0};
 	struct accept_answer ans;
@@ -44,10 +45,11 @@ static void peer_pdata(struct link_attempt *a, struct rpma_conn *conn)
 
 	if (rpma_conn_get_private_data(conn, &pd))
 		pd = (struct rpma_conn_private_data){0};
-	if (accept_judge(a->peer, pd.ptr, pd.len, &ans, why, sizeof(why))) {
+	if (accept_judge(a->peer, req, pd.ptr, pd.len, &ans, why, sizeof(why))) {
 		fail(a, true, ECONNREFUSED, "%s", why);
 		return;
 	}
+	a->auth = ans.auth;
 	a->peer_max = ans.peer_max;
 	a->credits = ans.credits;
 	a->acks = ans.acks;
@@ -61,7 +63,7 @@ static void connect_once(struct link_attempt *a)
 	struct rpma_conn_req *req = NULL;
 	struct rpma_conn *conn = NULL;
 	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
-	uint8_t hdr[RPMAFS_PDATA_MAX_LEN];
+	uint8_t hdr[ACCEPT_OFFER_MAX];
 	struct rpma_conn_private_data pd = {.ptr = hdr};
 	char port[8];
 	int ret;
@@ -108,13 +110,22 @@ static void connect_once(struct link_attempt *a)
 
 		if (!ret && rpma_conn_get_event_status(conn, &status))
 			status = 0;
-		a->session_refused = accept_session_refused(a->session, ret, ev, status);
-		fail(a, false, accept_cause(ret, ev), "connection %s",
-			ret ? "timed out" : rpma_utils_conn_event_2str(ev));
+		/* with a key no fallback: a receiver too old for a session rejects any key too */
+		a->session_refused =
+			!pc->key && accept_session_refused(a->session, ret, ev, status);
+		snprintf(a->why, sizeof(a->why), "connection %s%s",
+			ret ? "timed out" : rpma_utils_conn_event_2str(ev),
+			/* the receiver's log says why; these are the likely reasons with a key */
+			!ret && ev == RPMA_CONN_REJECTED && pc->key
+				? " (key = is set: a receiver with keys rejects a key it does not "
+				  "hold, one without keys any key)"
+				: "");
+		a->permanent = false;
+		a->cause = accept_cause(ret, ev);
 		goto out;
 	}
 
-	peer_pdata(a, conn);
+	peer_pdata(a, conn, hdr);
 	/* before the loop hears of it: no message is sent, so no ack comes, before this */
 	if (!a->permanent && a->acks) {
 		ret = linkack_new(a->dev->peer, conn, &a->la);
@@ -123,6 +134,17 @@ static void connect_once(struct link_attempt *a)
 				rpma_err_2str(ret));
 			goto out;
 		}
+	}
+	/* the proof: the first SEND, before the loop (and so any message) has the connection */
+	if (!a->permanent && a->auth) {
+		ret = linkauth_new(a->dev->peer, conn, &a->auth, depth, &a->lauth);
+		if (ret) {
+			fail(a, false, ENOMEM, "cannot send the proof of key: %s",
+				rpma_err_2str(ret));
+			goto out;
+		}
+		if (a->la)
+			a->la->auth = a->lauth;
 	}
 	if (!a->permanent) {
 		a->conn = conn;
@@ -133,6 +155,7 @@ out:
 		rpma_conn_disconnect(conn);
 		rpma_conn_delete(&conn);
 	}
+	rpmafs_auth_delete(&a->auth); /* made but not taken by a linkauth */
 	rpma_conn_req_delete(&req);
 	rpma_conn_cfg_delete(&ccfg);
 }

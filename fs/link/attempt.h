@@ -21,17 +21,19 @@ struct link;
 struct device;
 struct devices;
 struct linkack;
+struct linkauth;
+struct rpmafs_auth;
 struct rpma_conn;
 
 /* one connection attempt, made in its own thread and handed to the loop */
 struct link_attempt {
 	/* in: set by link.c */
-	struct link *link;	/* whose attempt (not looked into here) */
+	struct link *link; /* whose attempt (not looked into here) */
 	const struct rpmafs_peer_cfg *peer;
 	struct devices *devices;
 	struct loop *loop;
-	uint32_t sq_depth;	/* the send queue's size */
-	uint64_t session;	/* offered in the request (0: none, version 1 header) */
+	uint32_t sq_depth; /* the send queue's size */
+	uint64_t session;  /* offered in the request (0: none, version 1 header) */
 	/* out: the attempt's result */
 	struct device *dev;
 	struct rpma_conn *conn; /* NULL when the attempt failed */
@@ -42,6 +44,8 @@ struct link_attempt {
 	bool acks;		/* the receiver acknowledges (RPMAFS_PDATA_F_ACK) */
 	bool session_refused; /* rejected by a listener for the session (accept_session_refused) */
 	struct linkack *la;
+	struct rpmafs_auth *auth; /* with a key: the accept's state, until lauth takes it */
+	struct linkauth *lauth;	  /* with a key: the proof sent, the tags (linkauth.h) */
 	char why[256];
 	struct loop_task done_task;
 };

@@ -86,8 +86,8 @@ int devices_get(struct devices *devs, const char *address, struct device **dev_p
 	dev->ibv = ibv;
 	ret = rpma_peer_new(ibv, &dev->peer);
 	if (ret) {
-		snprintf(why, whylen, "cannot open RDMA device %s: %s", ibv_get_device_name(ibv->device),
-			rpma_err_2str(ret));
+		snprintf(why, whylen, "cannot open RDMA device %s: %s",
+			ibv_get_device_name(ibv->device), rpma_err_2str(ret));
 		ret = -ENODEV;
 		free(dev);
 		dev = NULL;

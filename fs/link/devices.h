@@ -32,7 +32,7 @@ void devices_delete(struct devices **devs_ptr);
  * device: worth retrying), -EPERM (the pool cannot be registered: retrying
  * will not help), -ENODEV or -ENOMEM.
  */
-int devices_get(struct devices *devs, const char *address, struct device **dev, char *why,
-	size_t whylen);
+int devices_get(
+	struct devices *devs, const char *address, struct device **dev, char *why, size_t whylen);
 
 #endif /* RPMAFS_DEVICES_H */

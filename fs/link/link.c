@@ -26,7 +26,9 @@
 #include "attempt.h"
 #include "devices.h"
 #include "link.h"
+#include "link_priv.h"
 #include "linkack.h"
+#include "linkauth.h"
 #include "runtime/clock.h"
 #include "runtime/log.h"
 #include "runtime/loop.h"
@@ -43,36 +45,6 @@
  */
 static unsigned attempts_running;
 static bool attempts_waiting; /* a due attempt found no slot since the last one ended */
-
-/* one connection: made by an attempt, freed after the batch that ended its drain */
-struct link_conn {
-	struct link *link;
-	struct device *dev;
-	struct rpma_conn *conn;
-	struct rpma_cq *cq;
-	int event_fd, compl_fd;
-	struct loop_watch ev_watch, cq_watch;
-	struct linkack *la; /* receiver confirmation (NULL: transport only) */
-	bool dead; /* drained: events still in the loop's batch are ignored */
-	struct loop_task free_task;
-};
-
-struct link {
-	struct link_cfg cfg;
-	pthread_mutex_t lock;
-	enum link_state state;
-	bool tried;		/* an attempt has ended since the mount */
-	bool stopping;		/* unmounting: no more attempts */
-	uint64_t backoff_ms;	/* the delay after the next failed attempt */
-	uint64_t retry_at_ms;	/* BACKOFF, RETRY_SLOW: when to try (0: never) */
-	uint64_t teardown_at_ms; /* DRAINING: the end of the grace */
-	bool drained;		/* DRAINING: nothing outstanding any more */
-	int cause;		/* why the last attempt failed (link_unsent), 0: none did */
-	char cause_why[160];	/* the same, in words */
-	uint64_t session;	/* offered in the next request: cfg.session, 0 once after a fallback */
-	bool fallback_told;	/* the fallback was logged (once a mount) */
-	struct link_conn *cur;	/* UP, DRAINING */
-};
 
 static void attempt_done(void *arg);
 
@@ -232,6 +204,7 @@ static void conn_free(void *arg)
 
 	rpma_conn_delete(&c->conn);
 	linkack_delete(&c->la);
+	linkauth_delete(&c->auth);
 	free(c);
 }
 
@@ -253,11 +226,13 @@ static struct link_conn *conn_attach(struct link_attempt *a)
 	c->dev = a->dev;
 	c->conn = a->conn;
 	c->la = a->la;
+	c->auth = a->lauth;
 	c->free_task = (struct loop_task){.fn = conn_free, .arg = c};
 	c->ev_watch = (struct loop_watch){.fn = on_cm_event, .arg = c};
 	c->cq_watch = (struct loop_watch){.fn = on_cq, .arg = c};
 	if (rpma_conn_get_cq(c->conn, &c->cq) || rpma_conn_get_event_fd(c->conn, &c->event_fd) ||
-		rpma_cq_get_fd(c->cq, &c->compl_fd)) {
+		rpma_cq_get_fd(c->cq, &c->compl_fd) ||
+		rpma_mr_get_ptr(c->dev->pool_mr, (void **)&c->pool)) {
 		snprintf(a->why, sizeof(a->why), "connection has no completion queue");
 		free(c);
 		return NULL;
@@ -278,6 +253,7 @@ static struct link_conn *conn_attach(struct link_attempt *a)
 	}
 	a->conn = NULL;
 	a->la = NULL;
+	a->lauth = NULL;
 	return c;
 }
 
@@ -386,6 +362,7 @@ static void attempt_done(void *arg)
 		rpma_conn_delete(&a->conn);
 	}
 	linkack_delete(&a->la);
+	linkauth_delete(&a->lauth);
 
 	if (closed) {
 		/* link_close came first: CLOSED stays (nothing leaves it) */
@@ -522,7 +499,7 @@ static void on_cq(void *arg)
 	}
 	for (;;) {
 		char refused[160] = "";
-		bool more;
+		bool more, proof_failed = false;
 
 		ret = rpma_cq_get_wc(c->cq, RPMAFS_WC_BATCH, wc, &n);
 		more = n == RPMAFS_WC_BATCH;
@@ -532,14 +509,18 @@ static void on_cq(void *arg)
 			lost(link, "cannot poll the completion queue");
 			break;
 		}
+		/* the proof's completion, on an error only, is no message's */
+		if (c->auth)
+			n = linkauth_take(wc, n, &proof_failed);
 		/* acknowledgements go to on_ack there (linkack.h); the sends stay in wc[] */
 		if (c->la)
 			n = linkack_take(c->la, c->conn, wc, n, link->cfg.ops->on_ack,
 				link->cfg.ctx, refused, sizeof(refused));
 		if (n > 0 || !c->la)
 			outstanding(link, link->cfg.ops->on_completions(link->cfg.ctx, wc, n));
-		if (refused[0]) {
-			lost(link, refused); /* an ack that cannot be true: not to be trusted */
+		if (refused[0] || proof_failed) {
+			/* an ack that cannot be true: not to be trusted */
+			lost(link, refused[0] ? refused : "the proof of key was not sent");
 			break;
 		}
 		if (!more || c->dead)
@@ -561,8 +542,7 @@ uint64_t link_tick(struct link *link, uint64_t now)
 			break;
 		if (link->retry_at_ms > now)
 			next = link->retry_at_ms;
-		else if (__atomic_load_n(&attempts_running, __ATOMIC_RELAXED) >=
-			 LINK_MAX_ATTEMPTS)
+		else if (__atomic_load_n(&attempts_running, __ATOMIC_RELAXED) >= LINK_MAX_ATTEMPTS)
 			/* due: waits for a slot (attempt_done arms the tick) */
 			__atomic_store_n(&attempts_waiting, true, __ATOMIC_RELAXED);
 		else
@@ -592,79 +572,6 @@ uint64_t link_tick(struct link *link, uint64_t now)
 		next = link->retry_at_ms;
 	pthread_mutex_unlock(&link->lock);
 	return next;
-}
-
-int link_post(struct link *link, enum link_op op, size_t offset, uint32_t len, uint64_t wr_id,
-	bool signaled)
-{
-	struct link_conn *c = link->cur; /* stable while UP: see link_post in link.h */
-	int flags = signaled ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR;
-	const void *ctx = (const void *)(uintptr_t)wr_id;
-
-	if (!c)
-		return RPMA_E_INVAL;
-	switch (op) {
-	case LINK_SEND:
-		return rpma_send(c->conn, c->dev->pool_mr, offset, len, flags, ctx);
-	case LINK_SEND_EMPTY:
-		return rpma_send(c->conn, NULL, 0, 0, flags, ctx);
-	case LINK_FENCE:
-		return rpma_write(c->conn, NULL, 0, NULL, 0, 0, RPMA_F_COMPLETION_ALWAYS, ctx);
-	}
-	return RPMA_E_INVAL;
-}
-
-int link_post_imm(struct link *link, enum link_op op, size_t offset, uint32_t len,
-	uint64_t wr_id, bool signaled, uint32_t imm)
-{
-	struct link_conn *c = link->cur; /* stable while UP, as for link_post */
-	int flags = signaled ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR;
-
-	if (!c || !c->la || op == LINK_FENCE)
-		return link_post(link, op, offset, len, wr_id, signaled);
-	return linkack_send(c->la, c->conn, op == LINK_SEND ? c->dev->pool_mr : NULL, offset,
-		op == LINK_SEND ? len : 0, flags, imm, wr_id);
-}
-
-uint64_t link_session(struct link *link)
-{
-	return __atomic_load_n(&link->session, __ATOMIC_RELAXED);
-}
-
-bool link_acks(struct link *link)
-{
-	/* from on_up, on the loop thread: cur is the connection just up */
-	return link->cur && link->cur->la;
-}
-
-/* librpma posts one work request per call: the chain is the project's extension */
-_Static_assert(LINK_BATCH_MAX <= RPMA_SEND_BATCH_MAX, "a batch is one rpma_send_batch");
-int link_post_batch(struct link *link, const struct link_send *sends, unsigned n, unsigned *posted)
-{
-	struct link_conn *c = link->cur; /* stable while UP, as in link_post */
-	struct rpma_send_desc d[LINK_BATCH_MAX];
-	unsigned i;
-
-	*posted = 0;
-	if (!c || n == 0 || n > LINK_BATCH_MAX)
-		return RPMA_E_INVAL;
-	for (i = 0; i < n; i++) {
-		bool data = sends[i].op == LINK_SEND;
-
-		if (sends[i].op == LINK_FENCE)
-			return RPMA_E_INVAL; /* a fence is an RDMA WRITE: link_post */
-		d[i] = (struct rpma_send_desc){.src = data ? c->dev->pool_mr : NULL,
-			.offset = data ? sends[i].offset : 0,
-			.len = data ? sends[i].len : 0,
-			.flags = sends[i].signaled ? RPMA_F_COMPLETION_ALWAYS :
-						     RPMA_F_COMPLETION_ON_ERROR,
-			.with_imm = c->la != NULL,
-			.imm = sends[i].imm,
-			.op_context = (const void *)(uintptr_t)sends[i].wr_id};
-	}
-	if (c->la)
-		return linkack_send_batch(c->la, c->conn, d, n, posted);
-	return rpma_send_batch(c->conn, d, n, posted);
 }
 
 void link_stop(struct link *link)

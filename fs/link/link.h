@@ -106,7 +106,7 @@ struct link_cfg {
 	const struct rpmafs_peer_cfg *peer;
 	struct devices *devices;
 	struct loop *loop;
-	unsigned window; /* the most sends ever in flight (the SQ is sized from it) */
+	unsigned window;  /* the most sends ever in flight (the SQ is sized from it) */
 	uint64_t session; /* the spool's session id, offered in each request (0: none) */
 	const struct link_ops *ops;
 	void *ctx;
@@ -162,8 +162,8 @@ int link_post_batch(struct link *link, const struct link_send *sends, unsigned n
  * when the connection is receiver-confirmed (link_acks), else link_post.
  * Fences carry none.
  */
-int link_post_imm(struct link *link, enum link_op op, size_t offset, uint32_t len,
-	uint64_t wr_id, bool signaled, uint32_t imm);
+int link_post_imm(struct link *link, enum link_op op, size_t offset, uint32_t len, uint64_t wr_id,
+	bool signaled, uint32_t imm);
 
 /*
  * link_session -- the session id the next connect request offers: the

@@ -10,6 +10,7 @@
 #include <librpma_ext.h>
 
 #include "linkack.h"
+#include "linkauth.h"
 
 static int post(struct linkack *la, struct rpma_conn *conn, uint64_t i)
 {
@@ -84,8 +85,13 @@ static void undo_locked(struct linkack *la, const struct rpma_send_desc *d, unsi
 int linkack_send(struct linkack *la, struct rpma_conn *conn, const struct rpma_mr_local *src,
 	size_t offset, uint32_t len, int flags, uint32_t imm, uint64_t wr_id)
 {
-	struct rpma_send_desc d = {.src = src, .offset = offset, .len = len, .flags = flags,
-		.with_imm = true, .imm = imm, .op_context = (const void *)(uintptr_t)wr_id};
+	struct rpma_send_desc d = {.src = src,
+		.offset = offset,
+		.len = len,
+		.flags = flags,
+		.with_imm = true,
+		.imm = imm,
+		.op_context = (const void *)(uintptr_t)wr_id};
 	struct rpmafs_ack_state before;
 	int ret;
 
@@ -130,6 +136,7 @@ static int received(struct linkack *la, struct rpma_conn *conn, const struct ibv
 	struct rpmafs_ack *ack, unsigned *unanswered, const char **why)
 {
 	uint64_t i = wc->wr_id & ~LINKACK_TAG;
+	uint32_t len = wc->byte_len;
 	int ret;
 
 	if (wc->status == IBV_WC_WR_FLUSH_ERR)
@@ -148,7 +155,12 @@ static int received(struct linkack *la, struct rpma_conn *conn, const struct ibv
 		*why = "oversized acknowledgement";
 		return -1;
 	}
-	if (rpmafs_ack_parse(la->buf + i * LINKACK_BUF, wc->byte_len, ack, why))
+	/* a sealed acknowledgement (§11.2): opened before anything in it is believed */
+	if (la->auth && linkauth_open_ack(la->auth, la->buf + i * LINKACK_BUF, len, &len)) {
+		*why = "MAC";
+		return -1;
+	}
+	if (rpmafs_ack_parse(la->buf + i * LINKACK_BUF, len, ack, why))
 		return -1;
 	pthread_mutex_lock(&la->lock);
 	ret = rpmafs_ack_check(&la->st, ack, why);

@@ -24,7 +24,7 @@
 struct rpma_conn;
 struct rpma_peer;
 struct rpma_mr_local;
-
+struct linkauth;
 
 /*
  * Enough that an acknowledgement never finds none posted (an RNR NAK costs the
@@ -46,7 +46,8 @@ struct linkack {
 	/* what was sent: link_post (any thread, the spool's lock) and the loop thread */
 	pthread_mutex_t lock;
 	struct rpmafs_ack_state st;
-	char why[64]; /* a failed receive's status */
+	char why[64];	       /* a failed receive's status */
+	struct linkauth *auth; /* with a key: acknowledgements are sealed (not owned) */
 };
 
 /* linkack_new -- register the buffers and post every receive on conn; 0 or an rpma error */

@@ -15,8 +15,9 @@ struct pool {
 	char *base;
 	size_t slot_size;
 	unsigned nslots;
-	char *small_base; /* right after the big buffers */
-	size_t small_size;
+	char *small_base;  /* right after the big buffers */
+	size_t small_size; /* a small slot's stride: small_fit + POOL_SMALL_ROOM, rounded */
+	size_t small_fit;  /* the payload a small slot takes */
 	unsigned nsmall;
 	size_t bytes; /* the mapping, rounded up to the page size */
 
@@ -37,7 +38,7 @@ int pool_new(unsigned nslots, size_t slot_size, struct pool **pool_ptr)
 int pool_new_small(unsigned nslots, size_t slot_size, unsigned nsmall, size_t small_size,
 	struct pool **pool_ptr)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), big, smalls, bytes;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), big, smalls, bytes, small_fit;
 	struct pool *pool;
 
 	if (!pool_ptr || nslots == 0 || slot_size == 0 || (nsmall && small_size == 0))
@@ -45,6 +46,11 @@ int pool_new_small(unsigned nslots, size_t slot_size, unsigned nsmall, size_t sm
 
 	slot_size = (slot_size + page - 1) / page * page;
 	small_size = (small_size + 63) / 64 * 64;
+	if (small_size > SIZE_MAX - 64 - POOL_SMALL_ROOM)
+		return -EOVERFLOW;
+	small_fit = small_size;
+	if (nsmall)
+		small_size = (small_fit + POOL_SMALL_ROOM + 63) / 64 * 64;
 	if (slot_size > SIZE_MAX / nslots || (nsmall && small_size > SIZE_MAX / nsmall) ||
 		nslots > UINT32_MAX - 1 - nsmall)
 		return -EOVERFLOW;
@@ -74,6 +80,7 @@ int pool_new_small(unsigned nslots, size_t slot_size, unsigned nsmall, size_t sm
 	pool->nslots = nslots;
 	pool->small_base = pool->base + big;
 	pool->small_size = small_size;
+	pool->small_fit = small_fit;
 	pool->nsmall = nsmall;
 	pool->bytes = bytes;
 	for (unsigned i = 0; i < nslots; i++)
@@ -130,7 +137,7 @@ int pool_copy_small(struct pool *pool, const void *src, size_t len, unsigned *sl
 	unsigned got = 0;
 	int ret = 0;
 
-	if (len > pool->small_size || pool->nsmall == 0)
+	if (len > pool->small_fit || pool->nsmall == 0)
 		return -EMSGSIZE;
 	pthread_mutex_lock(&pool->lock);
 	if (pool->closed)
@@ -228,7 +235,7 @@ unsigned pool_nsmall(const struct pool *pool)
 
 size_t pool_small_size(const struct pool *pool)
 {
-	return pool->small_size;
+	return pool->small_fit;
 }
 
 unsigned pool_small_free_count(struct pool *pool)

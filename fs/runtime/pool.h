@@ -28,6 +28,13 @@
 
 /* a small slot: a payload of up to this many bytes is copied into one */
 #define POOL_SMALL_SIZE 4096u
+/*
+ * bytes every small slot has beyond its payload: an authenticated SEND's
+ * tag goes right after the payload, in the same registered buffer
+ * (RPMAFS_AUTH_TAG_BYTES, fs/link/linkauth.h). Big buffers need none of
+ * their own: they are larger than the largest message by 4 KiB.
+ */
+#define POOL_SMALL_ROOM 16u
 
 struct pool;
 
@@ -38,9 +45,10 @@ struct pool;
 int pool_new(unsigned nslots, size_t slot_size, struct pool **pool_ptr);
 
 /*
- * pool_new_small -- as pool_new, with nsmall small slots of small_size bytes
- * (rounded up to 64, a cache line) after the big buffers, in the same
- * mapping. nsmall may be 0.
+ * pool_new_small -- as pool_new, with nsmall small slots that take a
+ * payload of small_size bytes (rounded up to 64, a cache line) and have
+ * POOL_SMALL_ROOM bytes more (the slot rounded up to 64 again) after the
+ * big buffers, in the same mapping. nsmall may be 0.
  */
 int pool_new_small(unsigned nslots, size_t slot_size, unsigned nsmall, size_t small_size,
 	struct pool **pool_ptr);

@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "auth.h"
 #include "config.h"
 #include "ini.h"
 #include "line.h"
@@ -573,8 +574,8 @@ static void test_enums(void **state)
 	peer_line_bad(fx, "completion = sometimes", "completion",
 		"\"sometimes\" is not valid; use always or on_error");
 	peer_line_bad(fx, "completion = on-error", "completion", "use always or on_error");
-	peer_line_bad(fx, "confirm = nic", "confirm",
-		"\"nic\" is not valid; use receiver or transport");
+	peer_line_bad(
+		fx, "confirm = nic", "confirm", "\"nic\" is not valid; use receiver or transport");
 	peer_line_bad(fx, "close = later", "close", "\"later\" is not valid; use wait or return");
 	peer_line_bad(fx, "type = tcp", "type", "\"tcp\" is not valid; use rdma or null");
 	peer_line_bad(fx, "mode =", "mode", "\"\" is not valid; use async or sync");
@@ -703,7 +704,7 @@ static void test_unknown_keys(void **state)
 	char *err;
 
 	peer_line_bad(fx, "adress = 10.0.0.1", "adress",
-		"unknown key (did you mean address?); a peer's keys are address, port, type, mode, framing, completion, confirm, close, max_message, send_timeout_ms and connect_timeout_ms");
+		"unknown key (did you mean address?); a peer's keys are address, port, type, mode, framing, completion, confirm, close, max_message, send_timeout_ms, connect_timeout_ms, key and protect");
 	peer_line_bad(
 		fx, "max_mesage = 4K", "max_mesage", "unknown key (did you mean max_message?)");
 	peer_line_bad(fx, "colour = blue", "colour", "unknown key; a peer's keys are");
@@ -1056,9 +1057,9 @@ static void test_many_problems(void **state)
 	free(text);
 	assert_int_equal(count_lines(err), 51);
 	assert_problem(err, fx,
-		":3: [alpha] bogus0: unknown key; a peer's keys are address, port, type, mode, framing, completion, confirm, close, max_message, send_timeout_ms and connect_timeout_ms");
+		":3: [alpha] bogus0: unknown key; a peer's keys are address, port, type, mode, framing, completion, confirm, close, max_message, send_timeout_ms, connect_timeout_ms, key and protect");
 	assert_problem(err, fx,
-		":52: [alpha] bogus49: unknown key; a peer's keys are address, port, type, mode, framing, completion, confirm, close, max_message, send_timeout_ms and connect_timeout_ms");
+		":52: [alpha] bogus49: unknown key; a peer's keys are address, port, type, mode, framing, completion, confirm, close, max_message, send_timeout_ms, connect_timeout_ms, key and protect");
 	assert_problem(err, fx, ": 20 more problems not shown");
 	assert_null(strstr(err, "bogus50"));
 	free(err);
@@ -1561,15 +1562,16 @@ static void test_inbox_bad_values(void **state)
 
 	assert_one_problem(fx, "[rpmafs]\nlisten = 192.168.77.1:0\n",
 		":2: [rpmafs] listen: \"0\" is out of range", "(the port after the colon)");
-	assert_one_problem(fx, "[rpmafs]\nlisten = :7204\n", ":2: [rpmafs] listen: ",
-		"has no address");
-	assert_one_problem(fx, "[rpmafs]\nlisten = [fd00::1\n", ":2: [rpmafs] listen: ",
-		"is not [IPV6-ADDRESS]");
+	assert_one_problem(
+		fx, "[rpmafs]\nlisten = :7204\n", ":2: [rpmafs] listen: ", "has no address");
+	assert_one_problem(fx, "[rpmafs]\nlisten = [fd00::1\n",
+		":2: [rpmafs] listen: ", "is not [IPV6-ADDRESS]");
 	assert_one_problem(fx, "[rpmafs]\nlisten = 10.0.0.1\nallow = 10.0.0.0/33\n",
 		":3: [rpmafs] allow: \"10.0.0.0/33\"", "expected ADDR/PREFIX");
 	assert_one_problem(fx, "[rpmafs]\nlisten = 10.0.0.1\nallow = , ,\n",
 		":3: [rpmafs] allow: ", "is empty");
-	assert_one_problem(fx, "[rpmafs]\nlisten = 10.0.0.1\nallow = 10.0.0.0/8\nallow = fd00::/8\n",
+	assert_one_problem(fx,
+		"[rpmafs]\nlisten = 10.0.0.1\nallow = 10.0.0.0/8\nallow = fd00::/8\n",
 		":4: [rpmafs] allow: duplicate key", "list several networks in one line");
 	assert_one_problem(fx, "[rpmafs]\nlisten = 10.0.0.1\ninbox_format = json\n",
 		":3: [rpmafs] inbox_format: \"json\" is not valid; use lines, len or raw");
@@ -1618,6 +1620,104 @@ static void test_metrics(void **state)
 	/* the daemon's, not a peer's */
 	assert_one_problem(fx, "[alpha]\naddress = 10.0.0.2\nmetrics = /tmp/m.prom\n",
 		":3: [alpha] metrics: is a global setting");
+}
+
+/* key = PATH and protect (issue 25): the key file is read at load, refused with its path */
+static void write_key(
+	const struct fx *fx, const char *name, size_t len, mode_t mode, char *path, size_t plen)
+{
+	char bytes[64];
+
+	for (size_t i = 0; i < sizeof(bytes); i++)
+		bytes[i] = (char)(i * 7 + 1);
+	snprintf(path, plen, "%s/%s", fx->dir, name);
+	write_bytes(path, bytes, len);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+static void test_peer_key(void **state)
+{
+	struct fx *fx = *state;
+	char key[256], loose[256], big[256], text[1024], want[1024];
+	struct rpmafs_cfg *cfg;
+	char *err;
+
+	write_key(fx, "alpha.key", 32, 0600, key, sizeof(key));
+	write_key(fx, "loose.key", 32, 0644, loose, sizeof(loose));
+	write_key(fx, "big.key", 33, 0600, big, sizeof(big));
+
+	/* no key: none loaded, protect mac */
+	cfg = load_ok(fx, "[alpha]\naddress = 10.0.0.2\n");
+	assert_null(cfg->peers[0].key);
+	assert_string_equal(cfg->peers[0].key_path, "");
+	rpmafs_cfg_delete(&cfg);
+
+	/* key, default mac; a second peer without one */
+	snprintf(text, sizeof(text),
+		"[alpha]\naddress = 10.0.0.2\nkey = %s\n[beta]\naddress = 10.0.0.3\n", key);
+	cfg = load_ok(fx, text);
+	assert_non_null(cfg->peers[0].key);
+	assert_string_equal(cfg->peers[0].key_path, key);
+	assert_string_equal(rpmafs_key_name(cfg->peers[0].key), "alpha");
+	assert_int_equal(cfg->peers[0].protect, RPMAFS_PROTECT_MAC);
+	assert_null(cfg->peers[1].key);
+	rpmafs_cfg_delete(&cfg);
+
+	snprintf(text, sizeof(text), "[alpha]\naddress = 10.0.0.2\nkey = %s\nprotect = Encrypt\n",
+		key);
+	cfg = load_ok(fx, text);
+	assert_non_null(cfg->peers[0].key);
+	assert_int_equal(cfg->peers[0].protect, RPMAFS_PROTECT_ENCRYPT);
+	rpmafs_cfg_delete(&cfg);
+	snprintf(text, sizeof(text), "[alpha]\naddress = 10.0.0.2\nprotect = mac\nkey = %s\n", key);
+	cfg = load_ok(fx, text);
+	assert_int_equal(cfg->peers[0].protect, RPMAFS_PROTECT_MAC);
+	rpmafs_cfg_delete(&cfg);
+
+	/* a key file group or others may read: refused with file, line, section, key, path */
+	snprintf(text, sizeof(text), "[alpha]\naddress = 10.0.0.2\nkey = %s\n", loose);
+	err = load_bad(fx, text);
+	snprintf(want, sizeof(want),
+		":3: [alpha] key: %s: key file is readable or writable by group or others "
+		"(mode 0644): chmod 600 %s",
+		loose, loose);
+	assert_problem(err, fx, want);
+	assert_int_equal(count_lines(err), 1);
+	free(err);
+
+	snprintf(text, sizeof(text), "[alpha]\naddress = 10.0.0.2\nkey = %s\n", big);
+	snprintf(want, sizeof(want), ":3: [alpha] key: %s: a key file holds 32 bytes, this one 33",
+		big);
+	err = load_bad(fx, text);
+	assert_problem(err, fx, want);
+	free(err);
+
+	snprintf(text, sizeof(text), "[alpha]\naddress = 10.0.0.2\nkey = %s/none.key\n", fx->dir);
+	err = load_bad(fx, text);
+	assert_has(err, ":3: [alpha] key: ", "/none.key");
+	free(err);
+
+	snprintf(text, sizeof(text), "[alpha]\naddress = 10.0.0.2\nkey = %s\n", fx->dir);
+	err = load_bad(fx, text);
+	assert_has(err, ":3: [alpha] key: ", "not a regular file");
+	free(err);
+
+	/* every problem listed: two peers' bad keys, each at its line */
+	snprintf(text, sizeof(text),
+		"[alpha]\naddress = 10.0.0.2\nkey = %s\n[beta]\naddress = 10.0.0.3\nkey = %s\n",
+		loose, big);
+	err = load_bad(fx, text);
+	assert_int_equal(count_lines(err), 2);
+	assert_has(err, ":3: [alpha] key: ", ":6: [beta] key: ");
+	free(err);
+
+	peer_line_bad(fx, "key = alpha.key", "key", "\"alpha.key\" is not an absolute path");
+	peer_line_bad(fx, "protect = sign", "protect", "\"sign\" is not valid; use mac or encrypt");
+	peer_line_bad(fx, "protect = encrypt", "protect", "needs key = PATH in the same section");
+	assert_one_problem(fx, "[rpmafs]\nkey = /k\n[alpha]\naddress = 10.0.0.2\n",
+		":2: [rpmafs] key: has no default; set it in each peer's section");
+	assert_one_problem(fx, "[rpmafs]\nprotect = mac\n[alpha]\naddress = 10.0.0.2\n",
+		":2: [rpmafs] protect: has no default; set it in each peer's section");
 }
 
 static void test_example_config(void **state)
@@ -1698,6 +1798,7 @@ int main(void)
 		T(test_inbox_keys),
 		T(test_inbox_bad_values),
 		T(test_metrics),
+		T(test_peer_key),
 		T(test_example_config),
 	};
 #undef T

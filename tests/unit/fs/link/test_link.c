@@ -13,14 +13,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "unit.h"
 
 #include "ack.h"
+#include "auth.h"
 #include "pdata.h"
 #include "link/devices.h"
 #include "link/link.h"
 #include "link/linkack.h"
+#include "link/linkauth.h"
 #include "runtime/clock.h"
 #include "runtime/loop.h"
 
@@ -165,8 +169,8 @@ static struct device Dev;
 static int Dev_ret;
 static char Pool[8192];
 
-int devices_get(struct devices *devs, const char *address, struct device **dev, char *why,
-	size_t whylen)
+int devices_get(
+	struct devices *devs, const char *address, struct device **dev, char *why, size_t whylen)
 {
 	(void)devs;
 	(void)address;
@@ -260,9 +264,13 @@ static unsigned on_down(void *ctx, enum link_down why, const char *reason)
 static const struct link_ops Ops = {
 	.on_up = on_up, .on_completions = on_completions, .on_down = on_down, .on_ack = on_ack};
 
-static struct rpmafs_peer_cfg Peer = {
-	.name = "alpha", .address = UNIT_ADDR, .port = 7204, .type = RPMAFS_PEER_RDMA,
-	.max_message = 4096, .send_timeout_ms = 5000, .connect_timeout_ms = 1000};
+static struct rpmafs_peer_cfg Peer = {.name = "alpha",
+	.address = UNIT_ADDR,
+	.port = 7204,
+	.type = RPMAFS_PEER_RDMA,
+	.max_message = 4096,
+	.send_timeout_ms = 5000,
+	.connect_timeout_ms = 1000};
 
 static struct link *Link;
 
@@ -279,8 +287,8 @@ static int setup(void **state)
 	Fallback_logs = 0;
 	Fallback_log[0] = '\0';
 	Dev.peer = fx_peer();
-	assert_int_equal(rpma_mr_reg(Dev.peer, Pool, sizeof(Pool), RPMA_MR_USAGE_SEND, &Dev.pool_mr),
-		0);
+	assert_int_equal(
+		rpma_mr_reg(Dev.peer, Pool, sizeof(Pool), RPMA_MR_USAGE_SEND, &Dev.pool_mr), 0);
 	struct link_cfg cfg = {.peer = &Peer, .loop = &Loop, .window = 18, .ops = &Ops};
 	assert_int_equal(link_new(&cfg, &Link), 0);
 	return 0;
@@ -1047,7 +1055,8 @@ static void batch_cut_short_records_only_what_went(void **state)
 /* ... and 2 did: acknowledged, fine */
 static void batch_cut_short_keeps_what_went(void **state)
 {
-	struct link_send sends[2] = {{LINK_SEND, 0, 8, 41, false, 1}, {LINK_SEND, 8, 8, 42, true, 2}};
+	struct link_send sends[2] = {
+		{LINK_SEND, 0, 8, 41, false, 1}, {LINK_SEND, 8, 8, 42, true, 2}};
 	uint8_t ack[RPMAFS_ACK_LEN];
 	unsigned posted = 99;
 
@@ -1436,11 +1445,280 @@ static void attempts_bounded_across_links(void **state)
 	}
 }
 
+/* ---- key = (issue 25, §11.2): the sender's side of authenticated peers ---- */
+
+/* loaded once, in main, before any test's allocation count starts (key.c's strdup) */
+static struct rpmafs_key *Alpha, *Other;
+
+static struct {
+	struct rpmafs_key *recv_key; /* the receiver's (Alpha, or Other) */
+	struct rpmafs_auth *recv;    /* the receiver's state of the connection */
+	bool plain;		     /* answer with a version 2 header, no key */
+	bool encrypt;		     /* the receiver's --protect encrypt */
+} R;
+
+static struct rpmafs_key *make_key(const char *name, uint8_t fill)
+{
+	char path[128];
+	uint8_t k[RPMAFS_AUTH_KEY_BYTES];
+	struct rpmafs_key *key = NULL;
+	char err[256];
+	FILE *f;
+
+	memset(k, fill, sizeof(k));
+	snprintf(path, sizeof(path), "/tmp/rpmafs-test-link-%d-%s.key", (int)getpid(), name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(k, 1, sizeof(k), f), sizeof(k));
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(path, 0600), 0);
+	if (rpmafs_key_load(path, NULL, &key, err, sizeof(err)))
+		fail_msg("%s", err);
+	unlink(path);
+	return key;
+}
+
+/* the receiver with keys (rpma-recv --keys) answering the request it got */
+static uint8_t answer_auth(const void *req, uint8_t len, uint8_t *out)
+{
+	struct rpmafs_pdata ours = {.max_message = 2048, .credits = 8, .flags = RPMAFS_PDATA_F_ACK};
+
+	if (R.plain || len != RPMAFS_AUTH_REQUEST_LEN)
+		return (uint8_t)rpmafs_pdata_encode(&ours, out);
+	rpmafs_auth_delete(&R.recv);
+	assert_int_equal(
+		rpmafs_auth_accept_encode(R.recv_key, req, &ours, R.encrypt, out, &R.recv), 0);
+	return RPMAFS_AUTH_ACCEPT_LEN;
+}
+
+static void auth_attempt(uint8_t recv_fill)
+{
+	Peer.key = Alpha;
+	R.recv_key = recv_fill == 0xa5 ? Alpha : Other;
+	fake_cm_auto_answer(true, RDMA_CM_EVENT_ESTABLISHED, NULL, 0);
+	fake_cm_auto_answer_fn(answer_auth);
+	attempt();
+}
+
+static void auth_done(void)
+{
+	fake_cm_auto_answer_fn(NULL);
+	rpmafs_auth_delete(&R.recv);
+	R.recv_key = NULL;
+	Peer.key = NULL;
+	Peer.protect = RPMAFS_PROTECT_MAC;
+	R.plain = R.encrypt = false;
+}
+
+/* send i as the receiver gets it: its bytes (payload and tag) opened with R.recv */
+static int open_send(unsigned i, uint32_t *payload_len)
+{
+	struct fake_send_wr w = fake_send_get(the_qp(), i);
+	uint8_t *p = (uint8_t *)(uintptr_t)w.sge.addr;
+	uint32_t imm = w.opcode == IBV_WR_SEND_WITH_IMM ? ntohl(w.imm_data) : 0;
+
+	assert_int_equal(w.num_sge, 1);
+	assert_true(w.sge.length >= RPMAFS_AUTH_TAG_BYTES);
+	*payload_len = w.sge.length - RPMAFS_AUTH_TAG_BYTES;
+	return rpmafs_auth_open(R.recv, imm, p, *payload_len, p + *payload_len);
+}
+
+/* the request is version 3; the proof is the first SEND; every message opens, in order */
+static void key_request_proof_and_sealed_sends(void **state)
+{
+	uint8_t ack[RPMAFS_ACK_LEN + RPMAFS_AUTH_TAG_BYTES];
+	uint32_t len;
+
+	(void)state;
+	auth_attempt(0xa5);
+	assert_int_equal(link_state(Link), LINK_UP);
+	assert_true(link_acks(Link));
+	struct fake_conn_param c = fake_last_connect();
+
+	assert_int_equal(c.param.private_data_len, RPMAFS_AUTH_REQUEST_LEN);
+	assert_int_equal(c.pdata[4], 3);
+	assert_int_equal(c.pdata[6], RPMAFS_PDATA_F_ACK | RPMAFS_PDATA_F_AUTH);
+
+	/* seq 0: the proof, 16 bytes without immediate data, before anything else */
+	assert_int_equal(fake_send_count(the_qp()), 1);
+	struct fake_send_wr p = fake_send_get(the_qp(), 0);
+
+	assert_int_equal(p.opcode, IBV_WR_SEND);
+	assert_int_equal(p.sge.length, RPMAFS_AUTH_TAG_BYTES);
+	assert_false(p.send_flags & IBV_SEND_SIGNALED); /* a completion only on an error */
+	assert_int_equal(rpmafs_auth_open_proof(R.recv, (uint8_t *)(uintptr_t)p.sge.addr), 0);
+
+	/* a message: its payload and the tag after it, from the pool, payload unchanged (mac) */
+	memcpy(Pool + 100, "hello", 5);
+	assert_int_equal(link_post_imm(Link, LINK_SEND, 100, 5, 1, true, 7), 0);
+	assert_int_equal(fake_send_get(the_qp(), 1).sge.addr, (uintptr_t)(Pool + 100));
+	assert_int_equal(open_send(1, &len), 0);
+	assert_int_equal(len, 5);
+	assert_memory_equal(Pool + 100, "hello", 5);
+	/* a 0-byte message: its tag alone */
+	send_numbered(2, 8);
+	assert_int_equal(open_send(2, &len), 0);
+	assert_int_equal(len, 0);
+	/* a chain of two, sealed in posting order */
+	struct link_send b[2] = {
+		{LINK_SEND, 200, 3, 3, false, 9}, {LINK_SEND_EMPTY, 0, 0, 4, true, 10}};
+	unsigned posted;
+
+	memcpy(Pool + 200, "abc", 3);
+	assert_int_equal(link_post_batch(Link, b, 2, &posted), 0);
+	assert_int_equal(posted, 2);
+	assert_int_equal(open_send(3, &len), 0);
+	assert_int_equal(len, 3);
+	assert_int_equal(open_send(4, &len), 0);
+	assert_int_equal(len, 0);
+
+	/* a sealed acknowledgement is taken */
+	rpmafs_ack_encode(&(struct rpmafs_ack){8, 5, 0}, ack);
+	rpmafs_auth_seal_ack(R.recv, ack, RPMAFS_ACK_LEN, ack + RPMAFS_ACK_LEN);
+	deliver_ack(0, ack, sizeof(ack));
+	assert_int_equal(U.acks, 1);
+	assert_int_equal(U.acked, 8);
+	assert_int_equal(link_state(Link), LINK_UP);
+
+	/* one whose tag does not open drops the connection */
+	rpmafs_ack_encode(&(struct rpmafs_ack){10, 5, 0}, ack);
+	rpmafs_auth_seal_ack(R.recv, ack, RPMAFS_ACK_LEN, ack + RPMAFS_ACK_LEN);
+	ack[3] ^= 1;
+	deliver_ack(1, ack, sizeof(ack));
+	assert_int_equal(U.acks, 1);
+	assert_int_equal(U.refused_acks, 1);
+	assert_int_not_equal(link_state(Link), LINK_UP);
+	assert_string_equal(U.lost, "acknowledgement refused: MAC");
+	auth_done();
+}
+
+/* an unsealed (16-byte) acknowledgement on an authenticated connection is refused too */
+static void key_unsealed_ack_refused(void **state)
+{
+	uint8_t ack[RPMAFS_ACK_LEN];
+
+	(void)state;
+	auth_attempt(0xa5);
+	send_numbered(1, 1);
+	rpmafs_ack_encode(&(struct rpmafs_ack){1, 5, 0}, ack);
+	deliver_ack(0, ack, sizeof(ack));
+	assert_int_equal(U.acks, 0);
+	assert_string_equal(U.lost, "acknowledgement refused: MAC");
+	auth_done();
+}
+
+/* confirm = transport: SENDs without immediate data are sealed with imm 0 */
+static void key_transport_sends_sealed(void **state)
+{
+	uint32_t len;
+
+	(void)state;
+	Peer.confirm = RPMAFS_CONFIRM_TRANSPORT;
+	auth_attempt(0xa5);
+	Peer.confirm = RPMAFS_CONFIRM_AUTO;
+	assert_int_equal(link_state(Link), LINK_UP);
+	assert_false(link_acks(Link));
+	assert_int_equal(fake_last_connect().pdata[6], RPMAFS_PDATA_F_AUTH);
+	assert_int_equal(rpmafs_auth_open_proof(
+				 R.recv, (uint8_t *)(uintptr_t)fake_send_get(the_qp(), 0).sge.addr),
+		0);
+	memcpy(Pool, "xyz", 3);
+	assert_int_equal(link_post(Link, LINK_SEND, 0, 3, 1, true), 0);
+	assert_int_equal(link_post(Link, LINK_SEND_EMPTY, 0, 0, 2, false), 0);
+	assert_int_equal(fake_send_get(the_qp(), 1).opcode, IBV_WR_SEND);
+	assert_int_equal(open_send(1, &len), 0);
+	assert_int_equal(len, 3);
+	assert_int_equal(open_send(2, &len), 0);
+	assert_int_equal(len, 0);
+	/* the fence is an RDMA WRITE: not a SEND, not sealed, no seq */
+	assert_int_equal(link_post(Link, LINK_FENCE, 0, 0, 3, true), 0);
+	memcpy(Pool, "q", 1);
+	assert_int_equal(link_post(Link, LINK_SEND, 0, 1, 4, true), 0);
+	assert_int_equal(open_send(4, &len), 0);
+	auth_done();
+}
+
+/* the proof's SEND failed (its only completion): the connection is dropped, no message's */
+static void key_proof_failure_drops(void **state)
+{
+	(void)state;
+	auth_attempt(0xa5);
+	assert_int_equal(link_state(Link), LINK_UP);
+	push_wc(LINKAUTH_PROOF_WRID, IBV_WC_RETRY_EXC_ERR);
+	run_watches();
+	assert_int_equal(U.completions, 0);
+	assert_int_not_equal(link_state(Link), LINK_UP);
+	assert_string_equal(U.lost, "the proof of key was not sent");
+	auth_done();
+}
+
+/* rejected at connect with a key: said with the likely reasons */
+static void key_rejected_says_why(void **state)
+{
+	(void)state;
+	Peer.key = Alpha;
+	fake_cm_auto_answer(true, RDMA_CM_EVENT_REJECTED, NULL, 0);
+	fake_cm_auto_answer_status(28);
+	attempt();
+	assert_int_equal(link_state(Link), LINK_BACKOFF);
+	assert_non_null(strstr(U.reason, "key = is set: a receiver with keys rejects a key"));
+	/* not taken for an older receiver: the session is offered again */
+	assert_int_equal(Fallback_logs, 0);
+	auth_done();
+}
+
+static void key_attempt_refused(uint8_t recv_fill, const char *why)
+{
+	auth_attempt(recv_fill);
+	assert_int_equal(link_state(Link), LINK_RETRY_SLOW);
+	if (!strstr(U.reason, why))
+		fail_msg("\"%s\" not in \"%s\"", why, U.reason);
+	auth_done();
+}
+
+static void key_receiver_without_key_refused(void **state)
+{
+	(void)state;
+	R.plain = true;
+	key_attempt_refused(0xa5, "receiver proves no key");
+}
+
+static void key_receiver_with_other_key_refused(void **state)
+{
+	(void)state;
+	key_attempt_refused(0x5a, "receiver's proof of key failed");
+}
+
+static void key_receiver_in_encrypt_refused(void **state)
+{
+	(void)state;
+	R.encrypt = true;
+	key_attempt_refused(0xa5, "encrypt");
+}
+
+static void key_protect_encrypt_asks_for_it(void **state)
+{
+	(void)state;
+	Peer.protect = RPMAFS_PROTECT_ENCRYPT;
+	key_attempt_refused(0xa5, "encrypt");
+	assert_int_equal(fake_last_connect().pdata[6],
+		RPMAFS_PDATA_F_ACK | RPMAFS_PDATA_F_AUTH | RPMAFS_PDATA_F_ENCRYPT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 		T(new_link_waits_to_connect),
+		T(key_request_proof_and_sealed_sends),
+		T(key_unsealed_ack_refused),
+		T(key_transport_sends_sealed),
+		T(key_receiver_without_key_refused),
+		T(key_receiver_with_other_key_refused),
+		T(key_receiver_in_encrypt_refused),
+		T(key_protect_encrypt_asks_for_it),
+		T(key_proof_failure_drops),
+		T(key_rejected_says_why),
 		T(up_reports_receiver_limits),
 		T(plain_receiver_reports_no_limit),
 		T(sq_depth_is_window_plus_fence_and_spare),
@@ -1501,5 +1779,12 @@ int main(void)
 #undef T
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	int failed;
+
+	Alpha = make_key("alpha", 0xa5);
+	Other = make_key("other", 0x5a);
+	failed = cmocka_run_group_tests(tests, NULL, NULL);
+	rpmafs_key_delete(&Alpha);
+	rpmafs_key_delete(&Other);
+	return failed;
 }

@@ -150,18 +150,35 @@ static void small_slots_follow_the_big_buffers(void **state)
 	assert_int_equal(pool_nsmall(pool), 3);
 	assert_int_equal(pool_small_size(pool), 1024); /* rounded up to 64 */
 	assert_int_equal(pool_small_free_count(pool), 3);
-	/* 2 pages and 3 KiB, rounded up to the page: one region, one registration */
-	assert_int_equal(pool_bytes(pool), (2 * page + 3072 + page - 1) / page * page);
+	/*
+	 * 2 pages and 3 slots of 1088 (1024 and POOL_SMALL_ROOM, rounded up to
+	 * 64), rounded up to the page: one region, one registration
+	 */
+	assert_int_equal(pool_bytes(pool), (2 * page + 3 * 1088 + page - 1) / page * page);
 	assert_int_equal(pool_copy_small(pool, "abc", 3, &s), 0);
 	assert_true(pool_is_small(pool, s));
 	assert_true(s >= 2 && s < 5);
 	char *ps = pool_slot_ptr(pool, s);
 	assert_true(ps >= (char *)pool_base(pool) + 2 * page);
-	assert_true(ps + 1024 <= (char *)pool_base(pool) + pool_bytes(pool));
+	/* a full payload has its tag's room after it, in the slot */
+	assert_true(ps + 1024 + POOL_SMALL_ROOM <= (char *)pool_base(pool) + pool_bytes(pool));
 	assert_int_equal(pool_slot_of(pool, ps), s);
-	assert_int_equal(pool_slot_of(pool, ps + 1023), s);
+	assert_int_equal(pool_slot_of(pool, ps + 1024 + POOL_SMALL_ROOM - 1), s);
+	assert_int_equal(pool_slot_of(pool, ps + 1088), s + 1 < 5 ? s + 1 : POOL_NO_SLOT);
 	assert_int_equal(
-		pool_slot_of(pool, (char *)pool_base(pool) + 2 * page + 3072), POOL_NO_SLOT);
+		pool_slot_of(pool, (char *)pool_base(pool) + 2 * page + 3 * 1088), POOL_NO_SLOT);
+	/* the payload limit is still 1024 */
+	{
+		char big[1025] = {0};
+		unsigned u;
+
+		assert_int_equal(pool_copy_small(pool, big, 1025, &u), -EMSGSIZE);
+		assert_int_equal(pool_copy_small(pool, big, 1024, &u), 0);
+		assert_int_equal((char *)pool_slot_ptr(pool, u) - (char *)pool_slot_ptr(pool, 2) ==
+					 (ptrdiff_t)(u - 2) * 1088,
+			1);
+		pool_put(pool, u);
+	}
 	assert_int_equal(pool_get(pool, false, &t), 0);
 	assert_false(pool_is_small(pool, t));
 	assert_int_equal(pool_slot_of(pool, pool_slot_ptr(pool, t)), t);

@@ -385,6 +385,7 @@ static struct {
 	int status; /* fake_cm_auto_answer_status() */
 	uint8_t pdata[FAKE_CONNECT_PDATA_MAX];
 	uint8_t len;
+	fake_answer_fn fn; /* fake_cm_auto_answer_fn() */
 } Auto_establish;
 
 /* fake_fail_send_chain: the next ibv_post_send stops at request index with err */
@@ -1725,11 +1726,21 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		errno = EINVAL;
 		return -1;
 	}
+	if (Auto_establish.on && Auto_establish.fn && conn_param != NULL)
+		Auto_establish.len = Auto_establish.fn(conn_param->private_data,
+			conn_param->private_data_len, Auto_establish.pdata);
 	if (Auto_establish.on && id->channel != NULL && fevch_by_fd(id->channel->fd) != NULL)
 		push_event_locked(fevch_by_fd(id->channel->fd), id, NULL, Auto_establish.type,
 			Auto_establish.status, Auto_establish.pdata, Auto_establish.len);
 	pthread_mutex_unlock(&Lock);
 	return 0;
+}
+
+void fake_cm_auto_answer_fn(fake_answer_fn fn)
+{
+	pthread_mutex_lock(&Lock);
+	Auto_establish.fn = fn;
+	pthread_mutex_unlock(&Lock);
 }
 
 void fake_cm_auto_answer_status(int status)
@@ -1744,7 +1755,8 @@ void fake_cm_auto_answer(bool on, enum rdma_cm_event_type type, const void *pdat
 	pthread_mutex_lock(&Lock);
 	Auto_establish.on = on;
 	Auto_establish.type = type;
-	Auto_establish.len = len > sizeof(Auto_establish.pdata) ? sizeof(Auto_establish.pdata) : len;
+	Auto_establish.len =
+		len > sizeof(Auto_establish.pdata) ? sizeof(Auto_establish.pdata) : len;
 	if (pdata != NULL)
 		memcpy(Auto_establish.pdata, pdata, Auto_establish.len);
 	pthread_mutex_unlock(&Lock);

@@ -246,6 +246,14 @@ void fake_cm_auto_answer(bool on, enum rdma_cm_event_type type, const void *pdat
  * listening); 0 until set, and after fake_reset()
  */
 void fake_cm_auto_answer_status(int status);
+/*
+ * fake_cm_auto_answer_fn -- while auto answers are on, the answer's private data is made by fn
+ * from the request's (a handshake whose answer depends on the request: version 3's nonces):
+ * fn writes at most FAKE_CONNECT_PDATA_MAX bytes at out and returns their length. NULL: the
+ * fixed pdata of fake_cm_auto_answer(). Off after fake_reset().
+ */
+typedef uint8_t (*fake_answer_fn)(const void *req, uint8_t req_len, uint8_t *out);
+void fake_cm_auto_answer_fn(fake_answer_fn fn);
 
 /* the CM ID whose events arrive on evch_fd (the first one, in creation order) */
 struct rdma_cm_id *fake_cm_id_by_channel_fd(int evch_fd);

@@ -57,26 +57,6 @@ static void mac(uint8_t *out, size_t outlen, const uint8_t *k, const char *label
 	sodium_memzero(&st, sizeof(st));
 }
 
-/* head -- the 16 bytes every version 3 header starts with */
-static void head(uint8_t *buf, uint8_t len, uint16_t flags, const struct rpmafs_pdata *pd)
-{
-	uint32_t max = pd->max_message;
-	uint32_t credits = pd->credits;
-
-	if (max == 0)
-		max = 1;
-	if (max > RPMAFS_PDATA_MAX_MESSAGE)
-		max = RPMAFS_PDATA_MAX_MESSAGE;
-	if (credits > RPMAFS_PDATA_MAX_CREDITS)
-		credits = RPMAFS_PDATA_MAX_CREDITS;
-	memcpy(buf, RPMAFS_PDATA_MAGIC, 4);
-	buf[4] = RPMAFS_PDATA_VERSION_3;
-	buf[5] = len;
-	put_le16(buf + 6, flags);
-	put_le32(buf + 8, max);
-	put_le32(buf + 12, credits);
-}
-
 size_t rpmafs_auth_request_encode(const struct rpmafs_key *key, const struct rpmafs_pdata *pd,
 	bool encrypt, uint8_t buf[RPMAFS_AUTH_REQUEST_LEN])
 {
@@ -87,7 +67,7 @@ size_t rpmafs_auth_request_encode(const struct rpmafs_key *key, const struct rpm
 		flags |= RPMAFS_PDATA_F_ENCRYPT;
 	if (pd->session)
 		flags |= RPMAFS_PDATA_F_SESSION;
-	head(buf, RPMAFS_AUTH_REQUEST_LEN, flags, pd);
+	rpmafs_pdata_put_head(buf, RPMAFS_PDATA_VERSION_3, RPMAFS_AUTH_REQUEST_LEN, flags, pd);
 	put_le64(buf + 16, pd->session);
 	memcpy(buf + 24, rpmafs_key_id(key), RPMAFS_AUTH_ID_BYTES);
 	randombytes_buf(buf + 32, RPMAFS_AUTH_NONCE_BYTES);
@@ -172,7 +152,7 @@ int rpmafs_auth_accept_encode(const struct rpmafs_key *key,
 	encrypt = encrypt || pd.auth.encrypt;
 	if (encrypt)
 		flags |= RPMAFS_PDATA_F_ENCRYPT;
-	head(buf, RPMAFS_AUTH_ACCEPT_LEN, flags, ours);
+	rpmafs_pdata_put_head(buf, RPMAFS_PDATA_VERSION_3, RPMAFS_AUTH_ACCEPT_LEN, flags, ours);
 	randombytes_buf(buf + 16, RPMAFS_AUTH_NONCE_BYTES);
 	mac(buf + 32, RPMAFS_AUTH_TAG_BYTES, rpmafs_key_bytes(key), label_accept, req,
 		RPMAFS_AUTH_REQUEST_LEN, buf, 32);

@@ -6,12 +6,11 @@
 #include "le.h"
 #include "pdata.h"
 
-size_t rpmafs_pdata_encode(const struct rpmafs_pdata *pd, uint8_t buf[RPMAFS_PDATA_MAX_LEN])
+void rpmafs_pdata_put_head(uint8_t buf[RPMAFS_PDATA_LEN], uint8_t version, uint8_t len,
+	uint16_t flags, const struct rpmafs_pdata *pd)
 {
 	uint32_t max = pd->max_message;
 	uint32_t credits = pd->credits;
-	uint16_t flags = (uint16_t)(pd->flags & RPMAFS_PDATA_KNOWN_FLAGS & ~RPMAFS_PDATA_F_SESSION);
-	size_t len = pd->session ? RPMAFS_PDATA_LEN_2 : RPMAFS_PDATA_LEN;
 
 	if (max == 0)
 		max = 1;
@@ -19,15 +18,23 @@ size_t rpmafs_pdata_encode(const struct rpmafs_pdata *pd, uint8_t buf[RPMAFS_PDA
 		max = RPMAFS_PDATA_MAX_MESSAGE;
 	if (credits > RPMAFS_PDATA_MAX_CREDITS)
 		credits = RPMAFS_PDATA_MAX_CREDITS;
-	if (pd->session)
-		flags |= RPMAFS_PDATA_F_SESSION;
-
 	memcpy(buf, RPMAFS_PDATA_MAGIC, 4);
-	buf[4] = pd->session ? RPMAFS_PDATA_VERSION_2 : RPMAFS_PDATA_VERSION;
-	buf[5] = (uint8_t)len;
+	buf[4] = version;
+	buf[5] = len;
 	put_le16(buf + 6, flags);
 	put_le32(buf + 8, max);
 	put_le32(buf + 12, credits);
+}
+
+size_t rpmafs_pdata_encode(const struct rpmafs_pdata *pd, uint8_t buf[RPMAFS_PDATA_MAX_LEN])
+{
+	uint16_t flags = (uint16_t)(pd->flags & RPMAFS_PDATA_KNOWN_FLAGS & ~RPMAFS_PDATA_F_SESSION);
+	size_t len = pd->session ? RPMAFS_PDATA_LEN_2 : RPMAFS_PDATA_LEN;
+
+	if (pd->session)
+		flags |= RPMAFS_PDATA_F_SESSION;
+	rpmafs_pdata_put_head(buf, pd->session ? RPMAFS_PDATA_VERSION_2 : RPMAFS_PDATA_VERSION,
+		(uint8_t)len, flags, pd);
 	if (pd->session)
 		put_le64(buf + 16, pd->session);
 	return len;

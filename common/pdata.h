@@ -140,6 +140,14 @@ enum rpmafs_pdata_kind {
 size_t rpmafs_pdata_encode(const struct rpmafs_pdata *pd, uint8_t buf[RPMAFS_PDATA_MAX_LEN]);
 
 /*
+ * rpmafs_pdata_put_head -- write the 16 bytes every header starts with:
+ * magic, version, len, flags as given, and pd's max_message and credits
+ * clamped to the limits above (rpmafs_pdata_encode; version 3 in auth.c)
+ */
+void rpmafs_pdata_put_head(uint8_t buf[RPMAFS_PDATA_LEN], uint8_t version, uint8_t len,
+	uint16_t flags, const struct rpmafs_pdata *pd);
+
+/*
  * rpmafs_pdata_parse -- classify len bytes of private data at buf and, for
  * RPMAFS_PDATA_OK, fill *pd (session 0 for version 1, pd->auth for
  * version 3, zeroed otherwise). When why is not NULL it is set to a static

@@ -221,6 +221,28 @@ recvs+=($!)
 for p in 0 1 2 3 4; do
 	wait_for "$logs/rpma-recv-$p.log" "listening on" 20 || note rpma-recv "rpma-recv $p did not start"
 done
+# authenticated peers (issue 25, docs/design.md §11.2): one key, 32 random
+# bytes of mode 0600 in a directory of mode 0700; three more receivers with
+# r0's options, each with one peer of its own: without a key (the floor of
+# the auth_* keys), --keys (protect = mac) and --keys --protect encrypt
+keys=$work/keys
+mkdir -m 700 "$keys"
+(umask 077 && head -c 32 /dev/urandom >"$keys/bench.key")
+chmod 600 "$keys/bench.key"
+declare -A auth_pid
+auth_rx=("plain:7211:" "mac:7209:--keys $keys" "encrypt:7212:--keys $keys --protect encrypt")
+for rx in "${auth_rx[@]}"; do
+	IFS=: read -r name port opt <<<"$rx"
+	rpma-recv --listen "$LAB_B:$port" --max-message 1MiB --slots 64 --format raw $opt \
+		>/dev/null 2>"$logs/rpma-recv-auth-$name.log" &
+	recvs+=($!)
+	auth_pid[$name]=$!
+done
+for rx in "${auth_rx[@]}"; do
+	IFS=: read -r name port opt <<<"$rx"
+	wait_for "$logs/rpma-recv-auth-$name.log" "listening on" 20 ||
+		note "auth.$name" "rpma-recv on port $port did not start (see rpma-recv-auth-$name.log)"
+done
 
 # the true FUSE floor: bench-noop-fs answers every WRITE at once, with
 # rpmafs's FUSE settings (tools/benchsrc/noop-fs.c); mounted for the whole run
@@ -244,6 +266,10 @@ mkdir "$mnt"
 	printf '\n[f0]\naddress = %s\nport = 7205\nframing = file\n' "$LAB_B"
 	# the fifth receiver's: receiver-confirmed into --output FILE
 	printf '\n[o0]\naddress = %s\nport = 7208\n' "$LAB_B"
+	# the authenticated peers' receivers: p0 without a key, a0 and x0 with one
+	printf '\n[p0]\naddress = %s\nport = 7211\n' "$LAB_B"
+	printf '\n[a0]\naddress = %s\nport = 7209\nkey = %s\nprotect = mac\n' "$LAB_B" "$keys/bench.key"
+	printf '\n[x0]\naddress = %s\nport = 7212\nkey = %s\nprotect = encrypt\n' "$LAB_B" "$keys/bench.key"
 } >"$work/rpmafs.ini"
 rpmafs -f --config "$work/rpmafs.ini" "$mnt" 2>"$logs/rpmafs.log" &
 fs=$!
@@ -255,6 +281,33 @@ for ((i = 0; i < 600; i++)); do
 	kill -0 $fs 2>/dev/null || break
 	nap 0.05
 done
+# the authenticated peers are not needed for the rest: each is used once it
+# is connected, and one that is not is reported with its last_error (on a
+# rpmafs that does not send protect = encrypt yet, x0's attempt fails for
+# good, docs/design.md §11.2), not waited for
+auth_up=()
+if [ $connected = 1 ]; then
+	for pr in p0:plain a0:mac x0:encrypt; do
+		peer=${pr%%:*} name=${pr#*:} why=''
+		for ((i = 0; i < 600; i++)); do
+			status_is "$peer" state connected && break
+			why=$(st "$peer" last_error)
+			[ -n "$why" ] && break
+			nap 0.05
+		done
+		if status_is "$peer" state connected; then
+			auth_up+=("$pr")
+		else
+			note "auth.$name" "missing: $peer ($name) did not connect: ${why:-not connected after 30 s} (state $(st "$peer" state))"
+			# its retries (every 5 s) then meet no listener: a refused
+			# connect costs the timed runs less than an accept and a teardown
+			stop "${auth_pid[$name]}"
+			left=()
+			for pid in "${recvs[@]}"; do [ "$pid" = "${auth_pid[$name]}" ] || left+=("$pid"); done
+			recvs=("${left[@]}")
+		fi
+	done
+fi
 hz=$(getconf CLK_TCK)
 cpu_ticks() { sed 's/^.*) //' "/proc/$fs/stat" | awk '{ print $12 + $13 }'; }
 # cpu_snap: CPU ticks of the daemon, of its engine thread (completions) and
@@ -570,8 +623,39 @@ if [ $connected = 1 ]; then
 		[ "$m" -gt 0 ] && put "round.$r.daemon.cpu_us_per_msg.$1" \
 			"$(awk -v t=$t -v hz="$hz" -v m=$m 'BEGIN { printf "%.2f", t / hz / m * 1e6 }')"
 	}
+	# auth_round: the authenticated peers' pairs of round $r, back to back:
+	# async 64 B rate and dd bs=1020K on p0 (no key), a0 (key, mac) and x0
+	# (key, encrypt), each to its own rpma-recv; the order turns each round
+	# so that a drift of the host does not always favour the same peer
+	auth_round() {
+		local order=("${auth_up[@]}") i pr peer name line t0 t1 p0
+		[ ${#order[@]} -gt 0 ] || return 0
+		if [ $((r % 2)) = 0 ]; then
+			order=()
+			for ((i = ${#auth_up[@]} - 1; i >= 0; i--)); do order+=("${auth_up[$i]}"); done
+		fi
+		for pr in "${order[@]}"; do
+			peer=${pr%%:*} name=${pr#*:}
+			line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/$peer" 64 "${FS_RATE_N[0]}" 2>>"$logs/writer.log")
+			if [ -n "$line" ]; then
+				put_line "round.$r.auth.$name.async.64" "$line" msg_s
+			else
+				note "round.$r.auth.$name.async.64" "missing: bench-writer onto $peer failed (see writer.log; $peer last_error: $(st "$peer" last_error))"
+			fi
+		done
+		for pr in "${order[@]}"; do
+			peer=${pr%%:*} name=${pr#*:}
+			p0=$(st "$peer" posted) t0=$(now)
+			if timeout 300 dd if=/dev/zero of="$mnt/$peer" bs=1020K count=$DD_N conv=fsync \
+				2>>"$logs/dd-auth.log" && t1=$(now) && [ $(($(st "$peer" posted) - p0)) = "$DD_N" ]; then
+				put "round.$r.auth.$name.dd1020k.mib_s" "$(awk -v n=$DD_N -v t="$(minus "$t1" "$t0")" -v m=$MAX 'BEGIN { printf "%.3f", n * m / t / 1048576 }')"
+			else
+				note "round.$r.auth.$name.dd1020k" "missing: dd onto $peer failed or did not send one message per block (see dd-auth.log; $peer last_error: $(st "$peer" last_error))"
+			fi
+		done
+	}
 	for ((r = 1; r <= ROUNDS; r++)); do
-		step "paired round $r of $ROUNDS: ib_send_bw / dd, null / async rate, null + raw / sync latency"
+		step "paired round $r of $ROUNDS: ib_send_bw / dd, null / async rate, null + raw / sync latency, with and without a key"
 		PT_PREFIX="round.$r." perftest bw $MIB "${PT_BW_N[2]}"
 		t0=$(now)
 		if timeout 300 dd if=/dev/zero of="$mnt/r0" bs=1020K count=$DD_N conv=fsync \
@@ -646,6 +730,7 @@ if [ $connected = 1 ]; then
 		# the same into rpma-recv --output FILE (its state file on)
 		line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/o0" 64 "${FS_RATE_N[0]}" 2>>"$logs/writer.log")
 		put_line "round.$r.output.async.64" "$line" msg_s
+		auth_round
 		# the raw client's CPU per message (the floor of cpu_async64_over_floor,
 		# with the null peer's), and the receivers': the same bench-rpma
 		# sender to rpma-recv and to the plain loop, each receiver's CPU over
@@ -672,6 +757,23 @@ if [ $connected = 1 ]; then
 		link_put "round.$r.acked.sync.64" "$snap"
 	done
 	stop "$rounds_recv" "$plain_recv" "$floor_recv"
+
+	# the authenticated peers: what their receivers say they proved (the
+	# accept's log line names the key and the mode), and their senders'
+	# failures and bad acknowledgements over every round
+	for pr in "${auth_up[@]}"; do
+		peer=${pr%%:*} name=${pr#*:}
+		put "auth.$name.messages" "$(st "$peer" acked)"
+		put "auth.$name.failed" "$(st "$peer" failed)"
+		put "auth.$name.bad_acks" "$(st "$peer" bad_acks)"
+		[ "$name" = plain ] && continue
+		if grep -q "key bench, $name" "$logs/rpma-recv-auth-$name.log"; then
+			put "auth.$name.proved" 1
+		else
+			put "auth.$name.proved" 0
+			note "auth.$name" "rpma-recv on the $name peer's port did not log a connection with key bench in $name mode (see rpma-recv-auth-$name.log)"
+		fi
+	done
 
 	step "daemon: peak RSS, payload copies"
 	put daemon.hwm_mib "$(awk '/^VmHWM/ { printf "%.2f", $2 / 1024 }' "/proc/$fs/status")"

@@ -101,7 +101,54 @@ def rounds_text(ratios):
         len(ratios), ", ".join(fmt(x, 2) for x in ratios))
 
 
-def checks(fig):
+def auth_checks(fig, out, notes=None):
+    """Authenticated peers (issue 25, docs/design.md §11.2): a peer with a key
+    against one without, same round. A mode whose peer did not connect (an
+    rpmafs that does not send protect = encrypt yet) is null, with the
+    reason inside.sh noted."""
+    g = fig.get
+    for mode, suffix, target, limit in (("mac", "", ">= 0.9", 0.9),
+                                        ("encrypt", "_encrypt", "report", None)):
+        proved = g("auth.%s.proved" % mode)
+        tally = "the peer did not connect"
+        if g("auth.%s.messages" % mode) is not None:
+            tally = "%s messages acknowledged, %s failed, %s bad acknowledgements over the run" % (
+                fmt(g("auth.%s.messages" % mode), 0), fmt(g("auth.%s.failed" % mode), 0),
+                fmt(g("auth.%s.bad_acks" % mode), 0))
+        if proved is not None:
+            tally += "; the receiver %s the key in %s mode" % (
+                "logged" if proved else "did NOT log", mode)
+        for key, num_key, floor_key, what, unit, how in (
+                ("auth_async64%s_over_plain" % suffix, "auth.%s.async.64.msg_s" % mode,
+                 "auth.plain.async.64.msg_s", "async write rate, 64 B", "msg/s",
+                 "bench-writer, N async 64 B write(2)s, then fsync"),
+                ("auth_bw1m%s_over_plain" % suffix, "auth.%s.dd1020k.mib_s" % mode,
+                 "auth.plain.dd1020k.mib_s", "throughput, dd bs=1020K", "MiB/s",
+                 "dd bs=1020K conv=fsync")):
+            num, floor, r, rs = paired(fig, num_key, lambda get, k=floor_key: get(k))
+            c = dict(
+                key=key, what="%s: key = and protect = %s against no key" % (what, mode),
+                figure="%s %s (key, protect = %s)" % (fmt(num), unit, mode),
+                floor="%s %s (no key)" % (fmt(floor), unit),
+                value=r, target=target,
+                met=None if r is None or limit is None else r >= limit, rounds=rs,
+                definition="%s onto a peer with key = PATH and protect = %s, to rpma-recv "
+                           "--keys DIR%s / the same onto a peer without a key, to an rpma-recv "
+                           "of the same options without --keys, back to back in each round "
+                           "(each peer its own receiver, confirm = receiver; %s)" % (
+                               how, mode, " --protect encrypt" if mode == "encrypt" else "",
+                               tally) + rounds_text(rs))
+            if r is None and notes is not None:
+                why = [v for k, v in sorted(notes.items())
+                       if k == "auth.%s" % mode or k.startswith("auth.plain")
+                       or (k.startswith("round.") and ".auth.%s." % mode in k)
+                       or (k.startswith("round.") and ".auth.plain." in k)]
+                c["reason"] = "; ".join(why) or "not measured (no figure in this run)"
+                c["definition"] += "; null: " + c["reason"]
+            out.append(c)
+
+
+def checks(fig, notes=None):
     """The targets (and two reported figures): (key, figure text, floor text, value, target text, met, definition)."""
     g = fig.get
     out = []
@@ -227,6 +274,8 @@ def checks(fig):
         definition="as acked_async_over_transport, with the receiver-confirmed writes going to "
                    "an rpma-recv --format len --output FILE, which saves its state file "
                    "(docs/design.md §5.1) before every acknowledgement" + rounds_text(rs)))
+
+    auth_checks(fig, out, notes)
 
     # RNR NAKs the sending rxe received (hw counter rcvd_rnr_err) in the receiver-confirmed runs
     rnr_keys = [k for k in fig
@@ -601,6 +650,13 @@ def figure_tables(fig):
                 ("null.rate.64.msg_s", "null peer: writer, 64 B", "msg/s"),
                 ("rpmafs.async.64.msg_s", "rpmafs async: writer, 64 B", "msg/s"),
                 ("rpmafs.async.64.batch", "rpmafs async, 64 B: sends per ibv_post_send (workers post)", ""),
+                ("auth.plain.async.64.msg_s", "no key (p0): writer, 64 B", "msg/s"),
+                ("auth.mac.async.64.msg_s", "key, protect = mac (a0): writer, 64 B", "msg/s"),
+                ("auth.encrypt.async.64.msg_s", "key, protect = encrypt (x0): writer, 64 B", "msg/s"),
+                ("auth.plain.dd1020k.mib_s", "no key (p0): dd bs=1020K conv=fsync", "MiB/s"),
+                ("auth.mac.dd1020k.mib_s", "key, protect = mac (a0): dd bs=1020K conv=fsync", "MiB/s"),
+                ("auth.encrypt.dd1020k.mib_s", "key, protect = encrypt (x0): dd bs=1020K conv=fsync",
+                 "MiB/s"),
                 ("null.lat.64.median_us", "null peer: write(2), 64 B, median", "µs"),
                 ("raw.lat.64.median_us", "raw rpma_send, send-and-complete, 64 B, median", "µs"),
                 ("rpmafs.sync.64.median_us", "rpmafs sync: write(2), 64 B, median", "µs"),
@@ -783,7 +839,9 @@ def write_json(path, fig, notes, meta, cks):
     doc["ratios"] = {c["key"]: c["value"] for c in cks}
     doc["targets"] = {c["key"]: {"value": c["value"], "target": c["target"], "met": c["met"],
                                  "figure": c["figure"], "floor": c["floor"],
-                                 "definition": c["definition"]} for c in cks}
+                                 "definition": c["definition"],
+                                 **({"reason": c["reason"]} if "reason" in c else {})}
+                      for c in cks}
     doc["rounds"] = {c["key"]: c.get("rounds", []) for c in cks}
     doc["figures"] = fig
     doc["fan_in"] = fan_in(fig)
@@ -868,7 +926,7 @@ def main():
     fig, notes, meta = load(sys.argv[1])
     out = sys.argv[2]
     os.makedirs(out, exist_ok=True)
-    cks = checks(fig)
+    cks = checks(fig, notes)
     try:
         write_plot(os.path.join(out, "plot.png"), fig)
     except Exception as e:  # the table matters more than the picture
@@ -877,7 +935,7 @@ def main():
     write_json(os.path.join(out, "results.json"), fig, notes, meta, cks)
     write_md(os.path.join(out, "results.md"), fig, notes, meta, cks, figure_tables(fig))
     for c in cks:
-        print("%-27s %-10s target %-9s %s" % (
+        print("%-33s %-10s target %-9s %s" % (
             c["key"], fmt(c["value"]), c["target"],
             "missing" if c["met"] is None else ("met" if c["met"] else "NOT met")))
     return 0

@@ -29,6 +29,7 @@ if [ "$mode" = quick ]; then
 	FS_RATE_N=(2000 1000 20)  FS_LAT_N=(300 300 10)
 	DD_N=20 DD4_N=8 SHELL_N=200 WARMUP=100 ROUNDS=1 COUNT_ROUNDS=1 COUNT_N=1000
 	FANIN_CONNS=(10 100 200) FANIN_MSGS=20
+	AUTH_PASSES=2 # one round: the key pairs A B B A within it
 else
 	PT_LAT_N=(2000 2000 100)  PT_BW_N=(20000 10000 200)
 	RAW_RATE_N=(20000 10000 200)  RAW_LAT_N=(2000 2000 100)
@@ -36,6 +37,7 @@ else
 	FS_RATE_N=(20000 10000 200)  FS_LAT_N=(2000 2000 100)
 	DD_N=200 DD4_N=60 SHELL_N=1000 WARMUP=500 ROUNDS=3 COUNT_ROUNDS=3 COUNT_N=2000
 	FANIN_CONNS=(10 100 1000) FANIN_MSGS=100
+	AUTH_PASSES=1 # three rounds: A B, B A, A B
 fi
 WINDOW=16 # sends outstanding in the raw rate loop; rpmafs's window is slots + 2
 SLOTS=16  # rpmafs's registered message buffers (the default)
@@ -625,34 +627,57 @@ if [ $connected = 1 ]; then
 	}
 	# auth_round: the authenticated peers' pairs of round $r, back to back:
 	# async 64 B rate and dd bs=1020K on p0 (no key), a0 (key, mac) and x0
-	# (key, encrypt), each to its own rpma-recv; the order turns each round
-	# so that a drift of the host does not always favour the same peer
+	# (key, encrypt), each to its own rpma-recv. AUTH_PASSES passes, the
+	# order turned at each pass and each round (A B, then B A), so that a
+	# drift of the host does not always favour the same peer; a round's
+	# figure is the mean of its passes (every pass measured, or none)
 	auth_round() {
-		local order=("${auth_up[@]}") i pr peer name line t0 t1 p0
-		[ ${#order[@]} -gt 0 ] || return 0
-		if [ $((r % 2)) = 0 ]; then
-			order=()
-			for ((i = ${#auth_up[@]} - 1; i >= 0; i--)); do order+=("${auth_up[$i]}"); done
-		fi
-		for pr in "${order[@]}"; do
-			peer=${pr%%:*} name=${pr#*:}
-			line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/$peer" 64 "${FS_RATE_N[0]}" 2>>"$logs/writer.log")
-			if [ -n "$line" ]; then
-				put_line "round.$r.auth.$name.async.64" "$line" msg_s
-			else
-				note "round.$r.auth.$name.async.64" "missing: bench-writer onto $peer failed (see writer.log; $peer last_error: $(st "$peer" last_error))"
+		local pass i pr peer name line t0 t1 p0 v order=()
+		local -A rate dd
+		[ ${#auth_up[@]} -gt 0 ] || return 0
+		for pr in "${auth_up[@]}"; do rate[$pr]=0 dd[$pr]=0; done
+		for ((pass = 1; pass <= AUTH_PASSES; pass++)); do
+			order=("${auth_up[@]}")
+			if [ $(((r + pass) % 2)) = 1 ]; then
+				order=()
+				for ((i = ${#auth_up[@]} - 1; i >= 0; i--)); do order+=("${auth_up[$i]}"); done
 			fi
+			for pr in "${order[@]}"; do
+				peer=${pr%%:*} name=${pr#*:}
+				line=$(timeout 300 bench-writer --fsync --warmup $WARMUP "$mnt/$peer" 64 "${FS_RATE_N[0]}" 2>>"$logs/writer.log")
+				v=$(get "$line" msg_s)
+				if [ -n "$v" ]; then
+					put "round.$r.auth.$name.async.64.pass$pass.msg_s" "$v"
+					[ "${rate[$pr]}" = x ] ||
+						rate[$pr]=$(awk -v a="${rate[$pr]}" -v b="$v" 'BEGIN { print a + b }')
+				else
+					rate[$pr]=x
+					note "round.$r.auth.$name.async.64" "missing: bench-writer onto $peer failed in pass $pass (see writer.log; $peer last_error: $(st "$peer" last_error))"
+				fi
+			done
+			for pr in "${order[@]}"; do
+				peer=${pr%%:*} name=${pr#*:}
+				p0=$(st "$peer" posted) t0=$(now)
+				if timeout 300 dd if=/dev/zero of="$mnt/$peer" bs=1020K count=$DD_N conv=fsync \
+					2>>"$logs/dd-auth.log" && t1=$(now) && [ $(($(st "$peer" posted) - p0)) = "$DD_N" ]; then
+					v=$(awk -v n=$DD_N -v t="$(minus "$t1" "$t0")" -v m=$MAX 'BEGIN { printf "%.3f", n * m / t / 1048576 }')
+					put "round.$r.auth.$name.dd1020k.pass$pass.mib_s" "$v"
+					[ "${dd[$pr]}" = x ] ||
+						dd[$pr]=$(awk -v a="${dd[$pr]}" -v b="$v" 'BEGIN { print a + b }')
+				else
+					dd[$pr]=x
+					note "round.$r.auth.$name.dd1020k" "missing: dd onto $peer failed or did not send one message per block in pass $pass (see dd-auth.log; $peer last_error: $(st "$peer" last_error))"
+				fi
+			done
 		done
-		for pr in "${order[@]}"; do
-			peer=${pr%%:*} name=${pr#*:}
-			p0=$(st "$peer" posted) t0=$(now)
-			if timeout 300 dd if=/dev/zero of="$mnt/$peer" bs=1020K count=$DD_N conv=fsync \
-				2>>"$logs/dd-auth.log" && t1=$(now) && [ $(($(st "$peer" posted) - p0)) = "$DD_N" ]; then
-				put "round.$r.auth.$name.dd1020k.mib_s" "$(awk -v n=$DD_N -v t="$(minus "$t1" "$t0")" -v m=$MAX 'BEGIN { printf "%.3f", n * m / t / 1048576 }')"
-			else
-				note "round.$r.auth.$name.dd1020k" "missing: dd onto $peer failed or did not send one message per block (see dd-auth.log; $peer last_error: $(st "$peer" last_error))"
-			fi
+		for pr in "${auth_up[@]}"; do
+			name=${pr#*:}
+			[ "${rate[$pr]}" != x ] && put "round.$r.auth.$name.async.64.msg_s" \
+				"$(awk -v s="${rate[$pr]}" -v n=$AUTH_PASSES 'BEGIN { printf "%.1f", s / n }')"
+			[ "${dd[$pr]}" != x ] && put "round.$r.auth.$name.dd1020k.mib_s" \
+				"$(awk -v s="${dd[$pr]}" -v n=$AUTH_PASSES 'BEGIN { printf "%.3f", s / n }')"
 		done
+		return 0
 	}
 	for ((r = 1; r <= ROUNDS; r++)); do
 		step "paired round $r of $ROUNDS: ib_send_bw / dd, null / async rate, null + raw / sync latency, with and without a key"

@@ -135,7 +135,9 @@ def auth_checks(fig, out, notes=None):
                 definition="%s onto a peer with key = PATH and protect = %s, to rpma-recv "
                            "--keys DIR%s / the same onto a peer without a key, to an rpma-recv "
                            "of the same options without --keys, back to back in each round "
-                           "(each peer its own receiver, confirm = receiver; %s)" % (
+                           "(each peer its own receiver, confirm = receiver; the order turned "
+                           "each round; in a quick run, one round of two passes, A B then B A, "
+                           "a figure the mean of both; %s)" % (
                                how, mode, " --protect encrypt" if mode == "encrypt" else "",
                                tally) + rounds_text(rs))
             if r is None and notes is not None:

@@ -139,6 +139,34 @@ static void load_peer_keys(
 	}
 }
 
+/*
+ * [rpmafs] listen_keys = DIR, read now (rpmafs_keyring_load: every *.key
+ * file, each as a peer's key is read), so that a bad key file refuses the
+ * mount with the file, line, section and the key file's path; and what
+ * goes with it: listen, and listen_protect only beside it.
+ */
+static void load_listen_keys(
+	const struct cfg_scan *scan, struct rpmafs_cfg *cfg, struct cfg_report *rep)
+{
+	const struct cfg_section *g = cfg_scan_section(scan, CFG_GLOBAL_SECTION);
+	unsigned line = g ? cfg_scan_key_line(g, "listen_keys") : 0;
+	unsigned pline = g ? cfg_scan_key_line(g, "listen_protect") : 0;
+	char why[PATH_MAX + 160];
+
+	if (pline && !line)
+		cfg_problem(rep, pline, g->name, "listen_protect",
+			"needs listen_keys = DIR: listen_protect says what the keys do");
+	if (!line || !cfg->inbox.keys_dir[0] || cfg->inbox.keys)
+		return;
+	if (!listen_line(scan)) {
+		cfg_problem(rep, line, g->name, "listen_keys",
+			"needs listen = ADDR: the keys are the inbox's");
+		return;
+	}
+	if (rpmafs_keyring_load(cfg->inbox.keys_dir, &cfg->inbox.keys, why, sizeof(why)))
+		cfg_problem(rep, line, g->name, "listen_keys", "%s", why);
+}
+
 /* Everything after reading: the problems end up in rep, the result in *cfg. */
 static void load_bytes(const char *path, const char *buf, size_t len, struct rpmafs_cfg **cfg,
 	struct cfg_report *rep)
@@ -165,6 +193,7 @@ static void load_bytes(const char *path, const char *buf, size_t len, struct rpm
 	}
 	cfg_apply_keys(&scan, d, *cfg, rep);
 	load_peer_keys(&scan, *cfg, rep);
+	load_listen_keys(&scan, *cfg, rep);
 	/* a mount that only receives needs no peer; one that does neither is a mistake */
 	/* the inbox's files and a peer's spool file share the directory */
 	if ((*cfg)->inbox.enabled && rpmafs_cfg_find_peer(*cfg, "inbox")) {
@@ -233,6 +262,7 @@ void rpmafs_cfg_delete(struct rpmafs_cfg **cfg_ptr)
 	free(cfg->path);
 	for (size_t i = 0; cfg->peers && i < cfg->npeers; i++)
 		rpmafs_key_delete(&cfg->peers[i].key);
+	rpmafs_keyring_delete(&cfg->inbox.keys);
 	free(cfg->peers);
 	free(cfg);
 	*cfg_ptr = NULL;

@@ -120,6 +120,12 @@ struct rpmafs_inbox_cfg {
 	/* [rpmafs] allow, one network (ADDR[/PREFIX]) each; none: everyone may connect */
 	size_t nallow;
 	char allow[RPMAFS_CFG_ALLOW_MAX][64];
+	/* [rpmafs] listen_keys = DIR: an absolute path; "": every sender is accepted as today */
+	char keys_dir[PATH_MAX];
+	/* DIR's *.key files, loaded by rpmafs_cfg_load (wiped at rpmafs_cfg_delete); NULL without */
+	struct rpmafs_keyring *keys;
+	/* [rpmafs] listen_protect: default mac; encrypt makes every connection encrypt */
+	enum rpmafs_protect protect;
 };
 
 /* One peer: a section other than [rpmafs]. */

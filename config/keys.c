@@ -34,6 +34,8 @@ enum key_id {
 	KEY_INBOX_MAX_MESSAGE,
 	KEY_METRICS,
 	KEY_METRICS_INTERVAL_MS,
+	KEY_LISTEN_KEYS,
+	KEY_LISTEN_PROTECT,
 	KEY_KEY,
 	KEY_PROTECT,
 	KEY_COUNT,
@@ -68,6 +70,8 @@ static const struct key_def {
 	[KEY_INBOX_MAX_MESSAGE] = {"inbox_max_message", IN_GLOBAL},
 	[KEY_METRICS] = {"metrics", IN_GLOBAL},
 	[KEY_METRICS_INTERVAL_MS] = {"metrics_interval_ms", IN_GLOBAL},
+	[KEY_LISTEN_KEYS] = {"listen_keys", IN_GLOBAL},
+	[KEY_LISTEN_PROTECT] = {"listen_protect", IN_GLOBAL},
 	[KEY_KEY] = {"key", IN_PEER},
 	[KEY_PROTECT] = {"protect", IN_PEER},
 };
@@ -75,10 +79,11 @@ static const struct key_def {
 #define PEER_KEYS                                                                       \
 	"address, port, type, mode, framing, completion, confirm, close, max_message, " \
 	"send_timeout_ms, connect_timeout_ms, key and protect"
-#define GLOBAL_KEYS                                                                         \
-	"log_level, max_message, slots, drafts, listen, allow, inbox_format, inbox_slots, " \
-	"inbox_max_message, metrics, metrics_interval_ms, and the peer defaults port, "     \
-	"type, mode, framing, completion, confirm, close, send_timeout_ms and "             \
+#define GLOBAL_KEYS                                                               \
+	"log_level, max_message, slots, drafts, listen, allow, listen_keys, "     \
+	"listen_protect, inbox_format, inbox_slots, inbox_max_message, metrics, " \
+	"metrics_interval_ms, and the peer defaults port, "                       \
+	"type, mode, framing, completion, confirm, close, send_timeout_ms and "   \
 	"connect_timeout_ms"
 
 struct choice {
@@ -231,7 +236,10 @@ void cfg_check_keys(const struct cfg_scan *scan, struct cfg_report *rep)
 			/* address, key, protect: a peer's own, no default in [rpmafs] */
 			if (id >= 0 && where == IN_GLOBAL) {
 				cfg_problem(rep, e->line, sec->name, e->key,
-					"has no default; set it in each peer's section");
+					"has no default; set it in each peer's section%s",
+					id == KEY_KEY ? " (the inbox's keys: listen_keys = DIR)"
+					: id == KEY_PROTECT ? " (the inbox's: listen_protect)"
+							    : "");
 				continue;
 			}
 			if (id >= 0) {
@@ -516,6 +524,21 @@ static void apply_entry(const struct where *w, int id, const char *v, struct rpm
 		break;
 	case KEY_ALLOW:
 		apply_allow(w, v, &cfg->inbox);
+		break;
+	case KEY_LISTEN_KEYS:
+		/* loaded by rpmafs_cfg_load once every value is read (config.c) */
+		if (v[0] != '/')
+			PROBLEM(w, "%s is not an absolute path; the daemon runs in /",
+				cfg_quote(q, v));
+		else if (strlen(v) >= sizeof(cfg->inbox.keys_dir))
+			PROBLEM(w, "is longer than %zu characters",
+				sizeof(cfg->inbox.keys_dir) - 1);
+		else
+			snprintf(cfg->inbox.keys_dir, sizeof(cfg->inbox.keys_dir), "%s", v);
+		break;
+	case KEY_LISTEN_PROTECT:
+		if (get_choice(w, v, protects, &c) == 0)
+			cfg->inbox.protect = (enum rpmafs_protect)c;
 		break;
 	case KEY_INBOX_FORMAT:
 		if (get_choice(w, v, inbox_formats, &c) == 0)

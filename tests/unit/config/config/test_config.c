@@ -710,7 +710,7 @@ static void test_unknown_keys(void **state)
 	peer_line_bad(fx, "colour = blue", "colour", "unknown key; a peer's keys are");
 	peer_line_bad(fx, "max message = 4K", "max message", "unknown key");
 	assert_one_problem(fx, "[rpmafs]\nlog-level = info\n[a]\naddress = h\n",
-		":2: [rpmafs] log-level: unknown key (did you mean log_level?); [rpmafs] takes log_level, max_message, slots, drafts, listen, allow, inbox_format, inbox_slots, inbox_max_message, metrics, metrics_interval_ms, and the peer defaults port, type, mode, framing, completion, confirm, close, send_timeout_ms and connect_timeout_ms");
+		":2: [rpmafs] log-level: unknown key (did you mean log_level?); [rpmafs] takes log_level, max_message, slots, drafts, listen, allow, listen_keys, listen_protect, inbox_format, inbox_slots, inbox_max_message, metrics, metrics_interval_ms, and the peer defaults port, type, mode, framing, completion, confirm, close, send_timeout_ms and connect_timeout_ms");
 	/* a key before any section */
 	err = load_bad(fx, "port = 7204\n[a]\naddress = h\n");
 	assert_int_equal(count_lines(err), 1);
@@ -1715,9 +1715,88 @@ static void test_peer_key(void **state)
 	peer_line_bad(fx, "protect = sign", "protect", "\"sign\" is not valid; use mac or encrypt");
 	peer_line_bad(fx, "protect = encrypt", "protect", "needs key = PATH in the same section");
 	assert_one_problem(fx, "[rpmafs]\nkey = /k\n[alpha]\naddress = 10.0.0.2\n",
-		":2: [rpmafs] key: has no default; set it in each peer's section");
+		":2: [rpmafs] key: has no default; set it in each peer's section (the inbox's keys: "
+		"listen_keys = DIR)");
 	assert_one_problem(fx, "[rpmafs]\nprotect = mac\n[alpha]\naddress = 10.0.0.2\n",
-		":2: [rpmafs] protect: has no default; set it in each peer's section");
+		":2: [rpmafs] protect: has no default; set it in each peer's section (the inbox's: "
+		"listen_protect)");
+}
+
+/* [rpmafs] listen_keys = DIR and listen_protect (issue 25): DIR's keys read at load */
+static void test_listen_keys(void **state)
+{
+	struct fx *fx = *state;
+	char dir[256], path[300], text[1024], want[1024];
+	struct rpmafs_cfg *cfg;
+	char *err;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s/keys", fx->dir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	write_key(fx, "keys/alpha.key", 32, 0600, path, sizeof(path));
+	write_key(fx, "keys/beta.key", 32, 0600, path, sizeof(path));
+
+	/* two keys (rotation), default mac */
+	snprintf(text, sizeof(text),
+		"[rpmafs]\nlisten = 10.0.0.1\nlisten_keys = %s\n[alpha]\naddress = 10.0.0.2\n",
+		dir);
+	cfg = load_ok(fx, text);
+	assert_non_null(cfg->inbox.keys);
+	assert_int_equal(rpmafs_keyring_count(cfg->inbox.keys), 2);
+	assert_string_equal(rpmafs_key_name(rpmafs_keyring_key(cfg->inbox.keys, 1)), "beta");
+	assert_string_equal(cfg->inbox.keys_dir, dir);
+	assert_int_equal(cfg->inbox.protect, RPMAFS_PROTECT_MAC);
+	rpmafs_cfg_delete(&cfg);
+	snprintf(text, sizeof(text),
+		"[rpmafs]\nlisten = 10.0.0.1\nlisten_protect = encrypt\nlisten_keys = %s\n[alpha]\naddress = 10.0.0.2\n",
+		dir);
+	cfg = load_ok(fx, text);
+	assert_int_equal(cfg->inbox.protect, RPMAFS_PROTECT_ENCRYPT);
+	rpmafs_cfg_delete(&cfg);
+	/* without listen_keys: none */
+	cfg = load_ok(fx, "[rpmafs]\nlisten = 10.0.0.1\n[alpha]\naddress = 10.0.0.2\n");
+	assert_null(cfg->inbox.keys);
+	rpmafs_cfg_delete(&cfg);
+
+	/* a key of DIR that group or others may read: refused with its path */
+	write_key(fx, "keys/loose.key", 32, 0644, path, sizeof(path));
+	snprintf(text, sizeof(text), "[rpmafs]\nlisten = 10.0.0.1\nlisten_keys = %s\n", dir);
+	err = load_bad(fx, text);
+	snprintf(want, sizeof(want),
+		":3: [rpmafs] listen_keys: %s: key file is readable or writable by group or others "
+		"(mode 0644): chmod 600 %s",
+		path, path);
+	assert_problem(err, fx, want);
+	free(err);
+	assert_int_equal(unlink(path), 0);
+
+	/* a directory without keys */
+	snprintf(path, sizeof(path), "%s/empty", fx->dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	fd = open(strcat(path, "/readme"), O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(text, sizeof(text), "[rpmafs]\nlisten = 10.0.0.1\nlisten_keys = %s/empty\n",
+		fx->dir);
+	err = load_bad(fx, text);
+	assert_has(err, ":3: [rpmafs] listen_keys: ", "no *.key file");
+	free(err);
+
+	/* what goes with it */
+	snprintf(text, sizeof(text), "[rpmafs]\nlisten_keys = %s\n[alpha]\naddress = 10.0.0.2\n",
+		dir);
+	assert_one_problem(fx, text,
+		":2: [rpmafs] listen_keys: needs listen = ADDR: the keys are the inbox's");
+	assert_one_problem(fx, "[rpmafs]\nlisten = 10.0.0.1\nlisten_protect = mac\n",
+		":3: [rpmafs] listen_protect: needs listen_keys = DIR");
+	assert_one_problem(fx, "[rpmafs]\nlisten = 10.0.0.1\nlisten_keys = keys\n",
+		":3: [rpmafs] listen_keys: \"keys\" is not an absolute path");
+	snprintf(text, sizeof(text),
+		"[rpmafs]\nlisten = 10.0.0.1\nlisten_keys = %s\nlisten_protect = sign\n", dir);
+	assert_one_problem(
+		fx, text, ":4: [rpmafs] listen_protect: \"sign\" is not valid; use mac or encrypt");
+	assert_one_problem(fx, "[alpha]\naddress = 10.0.0.2\nlisten_keys = /k\n",
+		":3: [alpha] listen_keys: is a global setting");
 }
 
 static void test_example_config(void **state)
@@ -1799,6 +1878,7 @@ int main(void)
 		T(test_inbox_bad_values),
 		T(test_metrics),
 		T(test_peer_key),
+		T(test_listen_keys),
 		T(test_example_config),
 	};
 #undef T

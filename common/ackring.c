@@ -5,6 +5,11 @@
 #include <stdlib.h>
 
 #include "ackring.h"
+#include "auth.h"
+
+#define BUF_LEN RPMAFS_ACKRING_BUF_LEN
+_Static_assert(
+	BUF_LEN == RPMAFS_ACK_LEN + RPMAFS_AUTH_TAG_BYTES, "a buffer holds an ack and its tag");
 
 _Static_assert((RPMAFS_ACKRING_DEPTH & (RPMAFS_ACKRING_DEPTH - 1)) == 0,
 	"the buffer index is the low bits of a wr_id");
@@ -12,7 +17,7 @@ _Static_assert(RPMAFS_ACKRING_DEPTH <= sizeof(unsigned) * 8, "a lane's buffers f
 
 struct rpmafs_ackring {
 	struct rpma_mr_local *mr;
-	uint8_t *bufs; /* lanes x RPMAFS_ACKRING_DEPTH x RPMAFS_ACK_LEN bytes, registered */
+	uint8_t *bufs; /* lanes x RPMAFS_ACKRING_DEPTH x BUF_LEN bytes, registered */
 	uint32_t lanes;
 	uint64_t tag;
 };
@@ -20,7 +25,7 @@ struct rpmafs_ackring {
 int rpmafs_ackring_new(
 	struct rpma_peer *peer, uint32_t lanes, uint64_t tag, struct rpmafs_ackring **ring_ptr)
 {
-	size_t len = (size_t)lanes * RPMAFS_ACKRING_DEPTH * RPMAFS_ACK_LEN;
+	size_t len = (size_t)lanes * RPMAFS_ACKRING_DEPTH * BUF_LEN;
 	struct rpmafs_ackring *ring;
 	int ret;
 
@@ -60,9 +65,10 @@ void rpmafs_ackring_delete(struct rpmafs_ackring **ring_ptr)
 }
 
 int rpmafs_ackring_send(struct rpmafs_ackring *ring, uint32_t lane, unsigned *busy,
-	struct rpma_conn *conn, const struct rpmafs_ack *ack, const char **why)
+	struct rpma_conn *conn, const struct rpmafs_ack *ack, struct rpmafs_auth *auth,
+	const char **why)
 {
-	size_t off;
+	size_t off, len = auth ? BUF_LEN : RPMAFS_ACK_LEN;
 	unsigned i;
 	int ret;
 
@@ -74,9 +80,13 @@ int rpmafs_ackring_send(struct rpmafs_ackring *ring, uint32_t lane, unsigned *bu
 		;
 	if (i == RPMAFS_ACKRING_DEPTH)
 		return 1;
-	off = ((size_t)lane * RPMAFS_ACKRING_DEPTH + i) * RPMAFS_ACK_LEN;
+	off = ((size_t)lane * RPMAFS_ACKRING_DEPTH + i) * BUF_LEN;
 	rpmafs_ack_encode(ack, ring->bufs + off);
-	ret = rpma_send(conn, ring->mr, off, RPMAFS_ACK_LEN, RPMA_F_COMPLETION_ALWAYS,
+	/* sealed as it goes out: the seals are in the order of the sends */
+	if (auth)
+		rpmafs_auth_seal_ack(
+			auth, ring->bufs + off, RPMAFS_ACK_LEN, ring->bufs + off + RPMAFS_ACK_LEN);
+	ret = rpma_send(conn, ring->mr, off, len, RPMA_F_COMPLETION_ALWAYS,
 		(const void *)(uintptr_t)(ring->tag | i));
 	if (ret) {
 		*why = rpma_err_2str(ret);

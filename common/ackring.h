@@ -26,6 +26,11 @@
 
 #include "ack.h"
 
+struct rpmafs_auth;
+
+/* a buffer's bytes: the acknowledgement and room for its tag (auth.h) */
+#define RPMAFS_ACKRING_BUF_LEN (RPMAFS_ACK_LEN + 16)
+
 /* acknowledgements in flight on one connection (a power of two) */
 #define RPMAFS_ACKRING_DEPTH 4
 
@@ -51,13 +56,18 @@ void rpmafs_ackring_delete(struct rpmafs_ackring **ring_ptr);
 
 /*
  * rpmafs_ackring_send -- send ack on conn from a free buffer of lane, whose
- * buffers in flight are the bits of *busy: 0 sent (its bit set in *busy),
+ * buffers in flight are the bits of *busy. auth: NULL on a connection
+ * without a key (RPMAFS_ACK_LEN bytes go out); else the connection's
+ * state (auth.h): the acknowledgement is sealed with it as it is sent and
+ * goes with its tag (RPMAFS_ACK_LEN + RPMAFS_AUTH_TAG_BYTES bytes), so
+ * that the seals are in the order of the sends. 0 sent (its bit set in *busy),
  * 1 every buffer in flight (nothing sent, try again after a completion),
  * -1 nothing sent (*why: the send failed, or lane is not below the ring's
  * lanes), *busy unchanged.
  */
 int rpmafs_ackring_send(struct rpmafs_ackring *ring, uint32_t lane, unsigned *busy,
-	struct rpma_conn *conn, const struct rpmafs_ack *ack, const char **why);
+	struct rpma_conn *conn, const struct rpmafs_ack *ack, struct rpmafs_auth *auth,
+	const char **why);
 
 /*
  * rpmafs_ackring_sent -- wc is the completion of a send of the ring's: its

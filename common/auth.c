@@ -6,6 +6,8 @@
  */
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -331,4 +333,35 @@ int rpmafs_auth_open_proof(struct rpmafs_auth *conn, const uint8_t tag[RPMAFS_AU
 		return -1;
 	conn->proven = true;
 	return 0;
+}
+
+enum rpmafs_auth_take rpmafs_auth_take(struct rpmafs_auth *conn, bool *proven, bool with_imm,
+	uint32_t imm, uint8_t *msg, uint32_t *len, char *why, size_t whylen)
+{
+	if (!*proven) {
+		if (with_imm || *len != RPMAFS_AUTH_TAG_BYTES) {
+			snprintf(why, whylen,
+				"its first SEND (%" PRIu32 " bytes%s) is not the proof of key",
+				*len, with_imm ? ", with immediate data" : "");
+			return RPMAFS_AUTH_BAD;
+		}
+		if (rpmafs_auth_open_proof(conn, msg)) {
+			snprintf(why, whylen, "its proof of key is wrong");
+			return RPMAFS_AUTH_BAD;
+		}
+		*proven = true;
+		return RPMAFS_AUTH_PROOF;
+	}
+	if (*len < RPMAFS_AUTH_TAG_BYTES) {
+		snprintf(why, whylen, "a SEND of %" PRIu32 " bytes, shorter than its tag", *len);
+		return RPMAFS_AUTH_BAD;
+	}
+	*len -= RPMAFS_AUTH_TAG_BYTES;
+	if (rpmafs_auth_open(conn, imm, msg, *len, msg + *len)) {
+		snprintf(why, whylen, "the tag of a SEND of %" PRIu32 " bytes is wrong (%s)",
+			*len + RPMAFS_AUTH_TAG_BYTES,
+			rpmafs_auth_encrypts(conn) ? "encrypt" : "mac");
+		return RPMAFS_AUTH_BAD;
+	}
+	return RPMAFS_AUTH_MESSAGE;
 }

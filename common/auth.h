@@ -211,6 +211,27 @@ void rpmafs_auth_unseal(
 int rpmafs_auth_open(struct rpmafs_auth *conn, uint32_t imm, uint8_t *payload, size_t len,
 	const uint8_t tag[RPMAFS_AUTH_TAG_BYTES]);
 
+enum rpmafs_auth_take {
+	RPMAFS_AUTH_MESSAGE, /* a message, checked (with encrypt: decrypted in place) */
+	RPMAFS_AUTH_PROOF,   /* the sender's proof of key, taken: nothing to deliver */
+	RPMAFS_AUTH_BAD,     /* not the proof, a bad tag, too short: drop the connection */
+};
+
+/*
+ * rpmafs_auth_take -- receiver: a SEND of an authenticated connection, as
+ * it came (msg: its len bytes; imm: its immediate data when with_imm). The
+ * first must be the proof (16 bytes without immediate data:
+ * rpmafs_auth_open_proof, then *proven is set); every later one a payload
+ * and its tag (rpmafs_auth_open), *len then the payload's length. On
+ * RPMAFS_AUTH_BAD why (whylen bytes) says what was wrong, e.g.
+ *	"its first SEND (20 bytes) is not the proof of key"
+ *	"its proof of key is wrong"
+ *	"a SEND of 3 bytes, shorter than its tag"
+ *	"the tag of a SEND of 80 bytes is wrong (mac)"
+ */
+enum rpmafs_auth_take rpmafs_auth_take(struct rpmafs_auth *conn, bool *proven, bool with_imm,
+	uint32_t imm, uint8_t *msg, uint32_t *len, char *why, size_t whylen);
+
 /*
  * rpmafs_auth_seal_ack -- receiver: tag the acknowledgement ack (len bytes,
  * RPMAFS_ACK_LEN; sent without immediate data), always mac: ack is not

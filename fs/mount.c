@@ -78,6 +78,12 @@ static uint64_t mount_tick(void *arg, uint64_t now)
 
 	if (at && (!next || at < next))
 		next = at;
+	if (m->tree.inbox) {
+		at = inbox_tick(m->tree.inbox, now);
+
+		if (at && (!next || at < next))
+			next = at;
+	}
 	for (unsigned i = 0; i < m->tree.nspools; i++) {
 		at = spool_tick(m->tree.spools[i], now);
 
@@ -110,9 +116,9 @@ int mount_setup(struct mount *m, unsigned nworkers, bool allow_other)
 	if (memlock_plan(m->cfg->slots, m->cfg->slots_set, RPMAFS_CFG_DEFAULT_SLOTS,
 		    RPMAFS_CFG_SLOTS_MIN, m->nworkers, FUSE_READ_SIZE, SMALL_SLOTS,
 		    POOL_SMALL_SIZE + 64, rdma_peers,
-		    m->cfg->inbox.enabled
-			    ? (unsigned long long)m->cfg->inbox.slots * m->cfg->inbox.max_message
-			    : 0,
+		    m->cfg->inbox.enabled ? (unsigned long long)m->cfg->inbox.slots *
+						    inbox_slot_size(&m->cfg->inbox)
+					  : 0,
 		    &plan, why, sizeof(why))) {
 		fprintf(stderr, "rpmafs: %s\n", why);
 		return 1;

@@ -29,7 +29,7 @@ struct inbox_handle {
 	size_t size;	  /* its size and file offset */
 	off_t off;
 	struct inbox_window win; /* the last read's bytes, given back by an lseek into them */
-	char *text; /* inbox.status: the snapshot */
+	char *text;		 /* inbox.status: the snapshot */
 	size_t text_len;
 };
 
@@ -75,6 +75,7 @@ enum key {
 	K_ACKS,
 	K_DUPLICATES,
 	K_WITHDRAWN,
+	K_AUTH_FAILURES,
 	K_LAST_SENDER,
 	K_COUNT
 };
@@ -95,6 +96,7 @@ static const char *const key_names[K_COUNT] = {
 	[K_ACKS] = "acks",
 	[K_DUPLICATES] = "duplicates",
 	[K_WITHDRAWN] = "withdrawn",
+	[K_AUTH_FAILURES] = "auth_failures",
 	[K_LAST_SENDER] = "last_sender",
 };
 
@@ -154,6 +156,9 @@ static void value_of(const void *snap_v, unsigned key, char *buf, size_t len)
 		break;
 	case K_WITHDRAWN:
 		snprintf(buf, len, "%llu", (unsigned long long)st->q.withdrawn);
+		break;
+	case K_AUTH_FAILURES:
+		snprintf(buf, len, "%llu", (unsigned long long)st->auth_failures);
 		break;
 	case K_LAST_SENDER:
 		snprintf(buf, len, "%s", st->last_sender);

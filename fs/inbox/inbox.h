@@ -32,6 +32,9 @@
 struct inbox;
 struct loop;
 
+/* last_sender: NAME@ADDR:PORT, a key's name (auth.h) and an address */
+#define INBOX_SENDER_MAX (64 + 1 + 64)
+
 /* the most connections open at once; each costs a queue pair and a descriptor */
 #define INBOX_CONNS_MAX 1024
 
@@ -56,6 +59,20 @@ void inbox_delete(struct inbox **ib_ptr);
  */
 void inbox_set_arrival(struct inbox *ib, void (*on_arrival)(void *), void *arg);
 
+/*
+ * inbox_slot_size -- the bytes of one receive buffer: inbox_max_message,
+ * and with listen_keys the tag that follows every message (auth.h)
+ */
+uint32_t inbox_slot_size(const struct rpmafs_inbox_cfg *cfg);
+
+/*
+ * inbox_tick -- on the loop thread, from the mount's tick: drop the
+ * connections whose proof of key (listen_keys) did not come within
+ * RPMAFS_AUTH_PROOF_TIMEOUT_MS; returns the next such deadline (the
+ * mount's monotonic ms), 0: none
+ */
+uint64_t inbox_tick(struct inbox *ib, uint64_t now);
+
 /* inbox_queue -- the messages waiting to be read */
 struct inbox_queue *inbox_queue(struct inbox *ib);
 
@@ -63,13 +80,16 @@ struct inbox_stats {
 	struct inbox_counts q;
 	uint32_t connections; /* open now */
 	uint64_t accepted;
-	uint64_t rejected;    /* refused at connect time (allow, private data, limit) */
-	uint64_t failed;      /* connections closed for a bad message (e.g. oversize) */
-	uint64_t acks;	      /* acknowledgements sent (receiver-confirmed senders) */
-	uint64_t duplicates;  /* dropped: a number taken (on its connection, its session) */
-	char listen[300];     /* ADDR:PORT */
-	char last_sender[64]; /* "" before the first message */
-	const char *state;    /* "listening" or "failed" */
+	uint64_t rejected;   /* refused at connect time (allow, private data, limit) */
+	uint64_t failed;     /* connections closed for a bad message (e.g. oversize) */
+	uint64_t acks;	     /* acknowledgements sent (receiver-confirmed senders) */
+	uint64_t duplicates; /* dropped: a number taken (on its connection, its session) */
+	/* listen_keys: refused at connect (no key, another key, a replay) or dropped later (a bad tag, no proof in time) */
+	uint64_t auth_failures;
+	char listen[300]; /* ADDR:PORT */
+	char last_sender
+		[INBOX_SENDER_MAX]; /* "" before the first message; NAME@ADDR:PORT with a key */
+	const char *state;	    /* "listening" or "failed" */
 };
 
 /* inbox_stats_get -- a snapshot; any thread */

@@ -188,8 +188,8 @@ static bool due(const struct inbox_ack_conn *ac)
 	       ac->sent_requests != ac->req.requests;
 }
 
-int inbox_ack_send(
-	struct inbox_ack *a, struct inbox_ack_conn *ac, struct rpma_conn *conn, const char **why)
+int inbox_ack_send(struct inbox_ack *a, struct inbox_ack_conn *ac, struct rpma_conn *conn,
+	struct rpmafs_auth *auth, const char **why)
 {
 	struct rpmafs_ack ack = {.acked = ac->read_upto,
 		.credits = (uint16_t)(ac->share ? ac->share - 1 : 0),
@@ -200,7 +200,7 @@ int inbox_ack_send(
 		ac->owed = false;
 		return 0;
 	}
-	ret = rpmafs_ackring_send(a->ring, ac->idx, &ac->busy, conn, &ack, why);
+	ret = rpmafs_ackring_send(a->ring, ac->idx, &ac->busy, conn, &ack, auth, why);
 	if (ret == 1) {
 		ac->owed = true;
 		return 1;

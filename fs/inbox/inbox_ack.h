@@ -26,6 +26,8 @@
 #include "ackreq.h"
 #include "ackring.h"
 
+struct rpmafs_auth;
+
 #define INBOX_ACK_BUFS RPMAFS_ACKRING_DEPTH /* acknowledgements in flight on one connection */
 #define INBOX_ACK_NONE UINT32_MAX
 
@@ -110,12 +112,13 @@ void inbox_ack_drop(struct inbox_ack *a, struct inbox_ack_conn *ac,
 	bool (*withdraw)(void *arg, uint32_t slot), inbox_post_fn post, void *arg);
 
 /*
- * inbox_ack_send -- send ac's acknowledgement on conn if one is due: 0
- * (sent, or none due), 1 (no buffer free: owed, sent at the next
- * completion), -1 (failed: *why)
+ * inbox_ack_send -- send ac's acknowledgement on conn if one is due, sealed
+ * with auth on an authenticated connection (NULL: without a key): 0 (sent,
+ * or none due), 1 (no buffer free: owed, sent at the next completion), -1
+ * (failed: *why)
  */
-int inbox_ack_send(
-	struct inbox_ack *a, struct inbox_ack_conn *ac, struct rpma_conn *conn, const char **why);
+int inbox_ack_send(struct inbox_ack *a, struct inbox_ack_conn *ac, struct rpma_conn *conn,
+	struct rpmafs_auth *auth, const char **why);
 
 /* inbox_ack_sent -- the completion of an acknowledgement's send; 0 or -1 (failed: *why) */
 int inbox_ack_sent(

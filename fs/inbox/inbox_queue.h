@@ -56,12 +56,12 @@ struct inbox_waiter {
 };
 
 struct inbox_counts {
-	uint64_t received; /* messages pushed */
-	uint64_t read;	   /* messages read to their last byte */
-	uint64_t bytes;	   /* payload bytes received */
+	uint64_t received;  /* messages pushed */
+	uint64_t read;	    /* messages read to their last byte */
+	uint64_t bytes;	    /* payload bytes received */
 	uint64_t withdrawn; /* taken back unread (inbox_queue_withdraw) */
-	uint32_t waiting;  /* messages received and not yet read whole (queued or part read) */
-	uint32_t readers;  /* waiters parked */
+	uint32_t waiting;   /* messages received and not yet read whole (queued or part read) */
+	uint32_t readers;   /* waiters parked */
 };
 
 /*

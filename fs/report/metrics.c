@@ -130,6 +130,10 @@ static void metrics_inbox(struct promtext *pt, struct inbox *ib, bool final)
 		"Messages dropped as a number already taken on their connection or, "
 		"with a sender session, queued from an earlier connection.",
 		st.duplicates);
+	metric1(pt, "rpmafs_inbox_auth_failures_total", PROMTEXT_COUNTER,
+		"listen_keys: senders refused at connect for the key they prove or not, or "
+		"dropped for a bad tag or no proof of key in time.",
+		st.auth_failures);
 	metric1(pt, "rpmafs_inbox_withdrawn_total", PROMTEXT_COUNTER, "Messages taken back unread.",
 		st.q.withdrawn);
 	metric1(pt, "rpmafs_inbox_connections", PROMTEXT_GAUGE, "Connections open now.",

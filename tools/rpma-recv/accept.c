@@ -337,13 +337,8 @@ void recv_conn_request(struct recv_server *srv, struct rpma_conn_req **req)
 			reject(srv, req, peer, "cannot make the connection's keys");
 			return;
 		}
-		ret = c->confirm ? recv_confirm_seal(c->confirm, srv->peer, c->auth) : 0;
-		if (ret) {
-			undo(c);
-			reject(srv, req, peer, "cannot register its acknowledgement buffers: %s",
-				ret < 0 ? strerror(-ret) : rpma_err_2str(ret));
-			return;
-		}
+		if (c->confirm)
+			recv_confirm_seal(c->confirm, c->auth);
 		ours.len = RPMAFS_AUTH_ACCEPT_LEN;
 	} else {
 		/* an accept without a key is version 1 (no session): every sender parses it */

@@ -25,22 +25,9 @@ int recv_confirm_new(struct rpma_peer *peer, uint16_t credits, struct recv_confi
 	return 0;
 }
 
-int recv_confirm_seal(struct recv_confirm *rc, struct rpma_peer *peer, struct rpmafs_auth *auth)
+void recv_confirm_seal(struct recv_confirm *rc, struct rpmafs_auth *auth)
 {
-	size_t len = (size_t)RECV_ACK_BUFS * RECV_SEALED_ACK_LEN;
-	int ret;
-
-	rc->sealed = calloc(1, len);
-	if (!rc->sealed)
-		return -ENOMEM;
-	ret = rpma_mr_reg(peer, rc->sealed, len, RPMA_MR_USAGE_SEND, &rc->sealed_mr);
-	if (ret) {
-		free(rc->sealed);
-		rc->sealed = NULL;
-		return ret;
-	}
 	rc->auth = auth;
-	return 0;
 }
 
 void recv_confirm_delete(struct recv_confirm **rc_ptr)
@@ -50,9 +37,6 @@ void recv_confirm_delete(struct recv_confirm **rc_ptr)
 	if (!rc)
 		return;
 	rpmafs_ackring_delete(&rc->ring);
-	if (rc->sealed_mr)
-		(void)rpma_mr_dereg(&rc->sealed_mr);
-	free(rc->sealed);
 	free(rc);
 	*rc_ptr = NULL;
 }
@@ -130,36 +114,6 @@ int recv_confirm_poll(struct recv_confirm *rc, struct rpma_cq *cq, const char **
 	return 0;
 }
 
-/*
- * send_sealed -- as rpmafs_ackring_send, of the acknowledgement and its
- * tag (the same wr_id: rpmafs_ackring_sent frees its buffer); sealed only
- * when it goes out, so that the seals are in the order of the sends
- */
-static int send_sealed(struct recv_confirm *rc, struct rpma_conn *conn,
-	const struct rpmafs_ack *ack, const char **why)
-{
-	unsigned i;
-	uint8_t *b;
-	int ret;
-
-	for (i = 0; i < RECV_ACK_BUFS && (rc->busy & (1u << i)); i++)
-		;
-	if (i == RECV_ACK_BUFS)
-		return 1;
-	b = rc->sealed + (size_t)i * RECV_SEALED_ACK_LEN;
-	rpmafs_ack_encode(ack, b);
-	rpmafs_auth_seal_ack(rc->auth, b, RPMAFS_ACK_LEN, b + RPMAFS_ACK_LEN);
-	ret = rpma_send(conn, rc->sealed_mr, (size_t)i * RECV_SEALED_ACK_LEN, RECV_SEALED_ACK_LEN,
-		RPMA_F_COMPLETION_ALWAYS, (const void *)(uintptr_t)(RECV_ACK_TAG | i));
-	if (ret) {
-		/* the connection is closed: its sender's next open fails anyway */
-		*why = rpma_err_2str(ret);
-		return -1;
-	}
-	rc->busy |= 1u << i;
-	return 0;
-}
-
 int recv_confirm_send(
 	struct recv_confirm *rc, struct rpma_conn *conn, struct rpma_cq *cq, const char **why)
 {
@@ -169,10 +123,7 @@ int recv_confirm_send(
 
 	if (cq && recv_confirm_poll(rc, cq, why))
 		return -1;
-	if (rc->auth)
-		ret = send_sealed(rc, conn, &ack, why);
-	else
-		ret = rpmafs_ackring_send(rc->ring, 0, &rc->busy, conn, &ack, why);
+	ret = rpmafs_ackring_send(rc->ring, 0, &rc->busy, conn, &ack, rc->auth, why);
 	if (ret)
 		return ret;
 	rc->acked_any = true;

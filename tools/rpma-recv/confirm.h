@@ -56,17 +56,11 @@ struct recv_confirm {
 
 	/*
 	 * An authenticated connection (--keys, docs/design.md §11): each
-	 * acknowledgement is RPMAFS_ACK_LEN bytes and its tag, sealed with
-	 * the connection's receiver-to-sender key, sent from buffers of
-	 * its own (the ring's are RPMAFS_ACK_LEN bytes)
+	 * acknowledgement goes with its tag, sealed with the connection's
+	 * receiver-to-sender key as it is sent (common/ackring.h)
 	 */
 	struct rpmafs_auth *auth; /* the connection's; NULL: plain acknowledgements */
-	struct rpma_mr_local *sealed_mr;
-	uint8_t *sealed; /* RECV_ACK_BUFS x RECV_SEALED_ACK_LEN bytes, registered */
 };
-
-/* an acknowledgement and its tag */
-#define RECV_SEALED_ACK_LEN (RPMAFS_ACK_LEN + RPMAFS_AUTH_TAG_BYTES)
 
 enum recv_take {
 	RECV_TAKE_RECORD,    /* a message to write out; *num is its number */
@@ -84,10 +78,9 @@ int recv_confirm_new(struct rpma_peer *peer, uint16_t credits, struct recv_confi
 
 /*
  * recv_confirm_seal -- from now on every acknowledgement is sealed with
- * auth (the connection's, which outlives rc), from buffers registered with
- * peer now. 0, or a negative errno / rpma error.
+ * auth (the connection's, which outlives rc)
  */
-int recv_confirm_seal(struct recv_confirm *rc, struct rpma_peer *peer, struct rpmafs_auth *auth);
+void recv_confirm_seal(struct recv_confirm *rc, struct rpmafs_auth *auth);
 
 /* recv_confirm_delete -- after the connection was deleted; *rc_ptr = NULL */
 void recv_confirm_delete(struct recv_confirm **rc_ptr);

@@ -102,45 +102,25 @@ void recv_deliver_auth_failed(struct recv_conn *c, const char *why)
 static bool open_sealed(struct recv_conn *c, const struct ibv_wc *wc, uint8_t *msg, uint32_t *len)
 {
 	bool with_imm = (wc->wc_flags & IBV_WC_WITH_IMM) != 0;
-	uint32_t imm = with_imm ? ntohl(wc->imm_data) : 0;
 	char why[96];
 
-	if (!c->proven) {
-		if (with_imm || *len != RPMAFS_AUTH_TAG_BYTES) {
-			snprintf(why, sizeof(why),
-				"its first SEND (%" PRIu32 " bytes%s) is not the proof of key",
-				*len, with_imm ? ", with immediate data" : "");
-			recv_deliver_auth_failed(c, why);
-			return false;
-		}
-		if (rpmafs_auth_open_proof(c->auth, msg)) {
-			recv_deliver_auth_failed(c, "its proof of key is wrong");
-			return false;
-		}
+	switch (rpmafs_auth_take(c->auth, &c->proven, with_imm, with_imm ? ntohl(wc->imm_data) : 0,
+		msg, len, why, sizeof(why))) {
+	case RPMAFS_AUTH_MESSAGE:
 		c->auth_seq++;
-		c->proven = true;
+		return true;
+	case RPMAFS_AUTH_PROOF:
+		c->auth_seq++;
 		if (c->unproven_counted)
 			c->srv->unproven--;
 		c->unproven_counted = false;
 		recv_log(RECV_LOG_DEBUG, "connection %lu %s: proof of key taken", c->id, c->peer);
 		return false;
+	case RPMAFS_AUTH_BAD:
+		break;
 	}
-	if (*len < RPMAFS_AUTH_TAG_BYTES) {
-		snprintf(why, sizeof(why), "a SEND of %" PRIu32 " bytes, shorter than its tag",
-			*len);
-		recv_deliver_auth_failed(c, why);
-		return false;
-	}
-	*len -= RPMAFS_AUTH_TAG_BYTES;
-	if (rpmafs_auth_open(c->auth, imm, msg, *len, msg + *len)) {
-		snprintf(why, sizeof(why), "the tag of a SEND of %" PRIu32 " bytes is wrong (%s)",
-			*len + RPMAFS_AUTH_TAG_BYTES,
-			rpmafs_auth_encrypts(c->auth) ? "encrypt" : "mac");
-		recv_deliver_auth_failed(c, why);
-		return false;
-	}
-	c->auth_seq++;
-	return true;
+	recv_deliver_auth_failed(c, why);
+	return false;
 }
 
 void recv_deliver(struct recv_conn *c, const struct ibv_wc *wc, const uint8_t *msg)

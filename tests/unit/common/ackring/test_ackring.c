@@ -121,7 +121,7 @@ static void test_send_depth(void **state)
 		struct rpmafs_ack in = {.acked = 100 + i, .credits = 7, .requests = (uint16_t)i};
 		struct rpmafs_ack out;
 
-		assert_int_equal(rpmafs_ackring_send(F.ring, 1, &busy, F.conn, &in, &why), 0);
+		assert_int_equal(rpmafs_ackring_send(F.ring, 1, &busy, F.conn, &in, NULL, &why), 0);
 		assert_int_equal(busy, (2u << i) - 1);
 		out = sent_ack(i, &wr[i]);
 		assert_int_equal(wr[i].wr_id, TAG | i);
@@ -131,11 +131,11 @@ static void test_send_depth(void **state)
 	}
 	/* side by side in the region: nothing overwritten while in flight */
 	for (unsigned i = 1; i < RPMAFS_ACKRING_DEPTH; i++)
-		assert_int_equal(wr[i].sge.addr, wr[0].sge.addr + i * RPMAFS_ACK_LEN);
+		assert_int_equal(wr[i].sge.addr, wr[0].sge.addr + i * RPMAFS_ACKRING_BUF_LEN);
 	for (unsigned i = 0; i < RPMAFS_ACKRING_DEPTH; i++)
 		assert_int_equal(sent_ack(i, &wr[i]).acked, 100 + i);
 	assert_int_equal(rpmafs_ackring_send(F.ring, 1, &busy, F.conn,
-				 &(struct rpmafs_ack){.acked = 200}, &why),
+				 &(struct rpmafs_ack){.acked = 200}, NULL, &why),
 		1);
 	assert_int_equal(busy, (1u << RPMAFS_ACKRING_DEPTH) - 1);
 	assert_int_equal(fake_send_count(fx_qp(F.conn)), RPMAFS_ACKRING_DEPTH);
@@ -152,7 +152,7 @@ static void test_lanes(void **state)
 	assert_int_equal(rpmafs_ackring_new(F.peer, 3, 0, &F.ring), 0);
 	for (uint32_t lane = 0; lane < 3; lane++)
 		assert_int_equal(rpmafs_ackring_send(F.ring, lane, &busy[lane], F.conn,
-					 &(struct rpmafs_ack){.acked = 10 + lane}, &why),
+					 &(struct rpmafs_ack){.acked = 10 + lane}, NULL, &why),
 			0);
 	assert_int_equal(sent_ack(0, &w0).acked, 10);
 	assert_int_equal(sent_ack(1, &w1).acked, 11);
@@ -161,15 +161,15 @@ static void test_lanes(void **state)
 	assert_int_equal(w0.wr_id, 0);
 	assert_int_equal(w1.wr_id, 0);
 	assert_int_equal(w2.wr_id, 0);
-	assert_int_equal(w1.sge.addr, w0.sge.addr + RPMAFS_ACKRING_DEPTH * RPMAFS_ACK_LEN);
-	assert_int_equal(w2.sge.addr, w1.sge.addr + RPMAFS_ACKRING_DEPTH * RPMAFS_ACK_LEN);
+	assert_int_equal(w1.sge.addr, w0.sge.addr + RPMAFS_ACKRING_DEPTH * RPMAFS_ACKRING_BUF_LEN);
+	assert_int_equal(w2.sge.addr, w1.sge.addr + RPMAFS_ACKRING_DEPTH * RPMAFS_ACKRING_BUF_LEN);
 	assert_int_equal(w0.sge.lkey, w2.sge.lkey); /* one registration */
 	for (uint32_t lane = 0; lane < 3; lane++)
 		assert_int_equal(busy[lane], 1);
 	/* no fourth lane */
 	why = NULL;
 	assert_int_equal(rpmafs_ackring_send(F.ring, 3, &busy[0], F.conn,
-				 &(struct rpmafs_ack){.acked = 13}, &why),
+				 &(struct rpmafs_ack){.acked = 13}, NULL, &why),
 		-1);
 	assert_string_equal(why, "no such acknowledgement lane");
 	assert_int_equal(busy[0], 1);
@@ -188,13 +188,13 @@ static void test_sent(void **state)
 	assert_int_equal(rpmafs_ackring_new(F.peer, 1, TAG, &F.ring), 0);
 	for (unsigned i = 0; i < RPMAFS_ACKRING_DEPTH; i++)
 		assert_int_equal(rpmafs_ackring_send(F.ring, 0, &busy, F.conn,
-					 &(struct rpmafs_ack){.acked = i}, &why),
+					 &(struct rpmafs_ack){.acked = i}, NULL, &why),
 			0);
 	wc = fx_wc(TAG | 2, IBV_WC_SEND, IBV_WC_SUCCESS);
 	assert_int_equal(rpmafs_ackring_sent(F.ring, &busy, &wc), 0);
 	assert_int_equal(busy, 0xb);
 	assert_int_equal(rpmafs_ackring_send(F.ring, 0, &busy, F.conn,
-				 &(struct rpmafs_ack){.acked = 50, .requests = 3}, &why),
+				 &(struct rpmafs_ack){.acked = 50, .requests = 3}, NULL, &why),
 		0);
 	assert_int_equal(busy, 0xf);
 	assert_int_equal(sent_ack(4, &wr).acked, 50);
@@ -220,12 +220,12 @@ static void test_send_fails(void **state)
 	assert_int_equal(rpmafs_ackring_new(F.peer, 1, TAG, &F.ring), 0);
 	fake_fail(FAKE_IBV_POST_SEND, 1, ENOMEM);
 	assert_int_equal(rpmafs_ackring_send(
-				 F.ring, 0, &busy, F.conn, &(struct rpmafs_ack){.acked = 1}, &why),
+				 F.ring, 0, &busy, F.conn, &(struct rpmafs_ack){.acked = 1}, NULL, &why),
 		-1);
 	assert_non_null(why);
 	assert_int_equal(busy, 0);
 	assert_int_equal(rpmafs_ackring_send(
-				 F.ring, 0, &busy, F.conn, &(struct rpmafs_ack){.acked = 1}, &why),
+				 F.ring, 0, &busy, F.conn, &(struct rpmafs_ack){.acked = 1}, NULL, &why),
 		0);
 	assert_int_equal(busy, 1);
 	assert_int_equal(fake_send_get(fx_qp(F.conn), 0).wr_id, TAG);

@@ -21,15 +21,19 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "unit.h"
 
 #include "ack.h"
+#include "auth.h"
 #include "inbox/inbox.h"
 #include "inbox/inbox_ack.h"
 #include "pdata.h"
@@ -66,6 +70,7 @@ static struct {
 	} watch[MAX_WATCH];
 	struct loop_task *soon, **soon_tail;
 	struct loop_task *after;
+	uint64_t armed; /* the last deadline loop_arm was given */
 } L;
 
 int loop_watch(struct loop *loop, int fd, struct loop_watch *w)
@@ -107,6 +112,12 @@ void loop_after_batch(struct loop *loop, struct loop_task *t)
 	(void)loop;
 	t->next = L.after;
 	L.after = t;
+}
+
+void loop_arm(struct loop *loop, uint64_t at_ms)
+{
+	(void)loop;
+	L.armed = at_ms;
 }
 
 static unsigned watches(void)
@@ -217,6 +228,9 @@ static struct {
 	int ep_fd;
 	struct ibv_srq *srq;
 	unsigned arrivals;
+	char keydir[64];	      /* listen_keys: made by with_keys, removed by teardown */
+	struct rpmafs_auth *auths[8]; /* the keyed senders' connection states */
+	unsigned nauths;
 } F;
 
 static void on_arrival(void *arg)
@@ -247,6 +261,15 @@ static int teardown(void **state)
 	inbox_delete(&F.ib);
 	assert_null(F.ib);
 	assert_int_equal(watches(), 0);
+	for (unsigned i = 0; i < F.nauths; i++)
+		rpmafs_auth_delete(&F.auths[i]);
+	rpmafs_keyring_delete(&F.cfg.keys);
+	if (F.keydir[0]) {
+		char cmd[96];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", F.keydir);
+		assert_int_equal(system(cmd), 0);
+	}
 	return unit_teardown(state);
 }
 
@@ -303,7 +326,8 @@ static void request(const char *ip, const void *pdata, uint8_t len)
 struct sender {
 	struct rdma_cm_id *id; /* valid while it is connected */
 	struct ibv_qp *qp;
-	struct ibv_cq *scq; /* its send completions: the acknowledgements' */
+	struct ibv_cq *scq;	  /* its send completions: the acknowledgements' */
+	struct rpmafs_auth *auth; /* a keyed sender's connection state (F.auths) */
 };
 
 /*
@@ -317,7 +341,7 @@ static struct sender accepted_session(const char *ip, enum kind kind, uint64_t s
 	unsigned accepts = fake_calls(FAKE_RDMA_ACCEPT);
 	uint64_t before = stats().accepted;
 	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(SENDER_PORT)};
-	struct sender s;
+	struct sender s = {0};
 
 	pd_len = rpmafs_pdata_encode(&(struct rpmafs_pdata){.max_message = MAX_MESSAGE,
 					     .credits = 0,
@@ -370,7 +394,8 @@ static uint8_t *arrive(struct sender *s, const void *bytes, uint32_t len, bool i
 	assert_true(srq_posted() > 0);
 	r = fake_srq_recv_get(F.srq, 0);
 	assert_int_equal(r.num_sge, 1);
-	assert_int_equal(r.sge.length, MAX_MESSAGE);
+	/* with listen_keys a receive holds the message and its tag */
+	assert_int_equal(r.sge.length, MAX_MESSAGE + (F.cfg.keys ? RPMAFS_AUTH_TAG_BYTES : 0));
 	if (len)
 		memcpy((void *)(uintptr_t)r.sge.addr, bytes,
 			len < r.sge.length ? len : r.sge.length);
@@ -1142,6 +1167,360 @@ static void session_duplicate_acknowledged_in_order(void **state)
 	assert_int_equal(srq_posted(), SLOTS);
 }
 
+/* ---- listen_keys (inbox_auth.h, docs/design.md §13.5) ---- */
+
+/* key_file -- a 0600 key file F.keydir/name.key (made on first use) of 32 bytes of seed */
+static void key_file(const char *dir, const char *name, uint8_t seed, struct rpmafs_key **key)
+{
+	uint8_t k[RPMAFS_AUTH_KEY_BYTES];
+	char path[128], err[256];
+	int fd;
+
+	for (size_t i = 0; i < sizeof(k); i++)
+		k[i] = (uint8_t)(seed + i * 13);
+	snprintf(path, sizeof(path), "%s/%s.key", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, k, sizeof(k)), sizeof(k));
+	close(fd);
+	if (key)
+		assert_int_equal(rpmafs_key_load(path, NULL, key, err, sizeof(err)), 0);
+}
+
+/*
+ * with_keys -- listen_keys = F.keydir holding alpha.key (seed 1), the
+ * sender's copy of it in *alpha; beta.key (seed 2) outside the ring in
+ * *beta; encrypt: listen_protect = encrypt
+ */
+static void with_keys(struct rpmafs_key **alpha, struct rpmafs_key **beta, bool encrypt)
+{
+	char err[256], other[96];
+
+	snprintf(F.keydir, sizeof(F.keydir), "/tmp/test-inbox-keys.XXXXXX");
+	assert_non_null(mkdtemp(F.keydir));
+	key_file(F.keydir, "alpha", 1, alpha);
+	snprintf(other, sizeof(other), "%s/other", F.keydir);
+	assert_int_equal(mkdir(other, 0700), 0);
+	key_file(other, "beta", 2, beta);
+	assert_int_equal(rpmafs_keyring_load(F.keydir, &F.cfg.keys, err, sizeof(err)), 0);
+	snprintf(F.cfg.keys_dir, sizeof(F.cfg.keys_dir), "%s", F.keydir);
+	F.cfg.protect = encrypt ? RPMAFS_PROTECT_ENCRYPT : RPMAFS_PROTECT_MAC;
+}
+
+/* a version 3 request made with key (F_ACK when acked, asking for encrypt) into req */
+static void keyed_request(const struct rpmafs_key *key, bool acked, bool encrypt,
+	uint8_t req[RPMAFS_AUTH_REQUEST_LEN])
+{
+	assert_int_equal(rpmafs_auth_request_encode(key,
+				 &(struct rpmafs_pdata){.max_message = MAX_MESSAGE,
+					 .flags = acked ? RPMAFS_PDATA_F_ACK : 0},
+				 encrypt, req),
+		RPMAFS_AUTH_REQUEST_LEN);
+}
+
+/*
+ * a sender with key connects from ip with the request req and is accepted:
+ * the accept proves the key (s.auth, the sender's side); the kernel says
+ * the connection is up; no SEND yet (not even the proof)
+ */
+static struct sender keyed_accepted(
+	const char *ip, const struct rpmafs_key *key, const uint8_t req[RPMAFS_AUTH_REQUEST_LEN])
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(SENDER_PORT)};
+	uint64_t before = stats().accepted;
+	struct fake_conn_param acc;
+	const char *why = NULL;
+	struct sender s = {0};
+
+	assert_int_equal(inet_pton(AF_INET, ip, &sin.sin_addr), 1);
+	s.id = fake_cm_push_connect_request_from(
+		F.ep_fd, (struct sockaddr *)&sin, req, RPMAFS_AUTH_REQUEST_LEN);
+	assert_non_null(s.id);
+	settle();
+	assert_int_equal(stats().accepted, before + 1);
+	acc = fake_last_accept();
+	assert_int_equal(acc.param.private_data_len, RPMAFS_AUTH_ACCEPT_LEN);
+	assert_int_equal(rpmafs_auth_accept_check(key, req, acc.pdata, acc.param.private_data_len,
+				 false, &s.auth, &why),
+		0);
+	assert_true(F.nauths < sizeof(F.auths) / sizeof(F.auths[0]));
+	F.auths[F.nauths++] = s.auth;
+	s.qp = s.id->qp;
+	s.scq = fake_qp_attr(s.qp).send_cq;
+	fake_cm_push_event(s.id->channel->fd, s.id, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, 0);
+	settle();
+	return s;
+}
+
+/* s's proof of key, its first SEND */
+static void send_proof(struct sender *s)
+{
+	uint8_t tag[RPMAFS_AUTH_TAG_BYTES];
+
+	rpmafs_auth_seal_proof(s->auth, tag);
+	arrive(s, tag, sizeof(tag), false, 0);
+	settle();
+}
+
+/* a message of len bytes sealed by s (with its number as immediate data when imm) */
+static void send_sealed(struct sender *s, const void *bytes, uint32_t len, bool imm, uint32_t num)
+{
+	uint8_t buf[MAX_MESSAGE + RPMAFS_AUTH_TAG_BYTES];
+
+	assert_true(len <= MAX_MESSAGE);
+	memcpy(buf, bytes, len);
+	rpmafs_auth_seal(s->auth, imm ? num : 0, buf, len, buf + len);
+	arrive(s, buf, len + RPMAFS_AUTH_TAG_BYTES, imm, num);
+	settle();
+}
+
+/*
+ * a sender with one of DIR's keys: its accept proves the key back; nothing of it is
+ * queued before its proof; its messages, a 0-byte one too, are queued
+ * with their tags off; each acknowledgement is sealed and opens with the
+ * sender's keys; last_sender names the key
+ */
+static void keyed_sender_delivers(void **state)
+{
+	struct rpmafs_key *alpha = NULL, *beta = NULL;
+	uint8_t req[RPMAFS_AUTH_REQUEST_LEN];
+	struct fake_send_wr wr;
+	struct rpmafs_ack ack;
+	struct sender s;
+
+	(void)state;
+	with_keys(&alpha, &beta, false);
+	start();
+	keyed_request(alpha, true, false, req);
+	s = keyed_accepted("192.168.77.9", alpha, req);
+	assert_false(rpmafs_auth_encrypts(s.auth));
+	assert_logged(LOG_INFO, "accepting 192.168.77.9:5000", "key alpha, mac");
+	assert_int_equal(accept_reply().max_message, MAX_MESSAGE);
+	/* a share of 2: one kept for a request; the proof takes one only of more */
+	assert_int_equal(accept_reply().credits, 1);
+	assert_true(L.armed > 0); /* the proof's deadline */
+
+	send_proof(&s);
+	assert_logged(LOG_INFO, "connection alpha@192.168.77.9:5000: proof of key taken", NULL);
+	assert_int_equal(stats().q.received, 0);
+	assert_int_equal(srq_posted(), SLOTS); /* the proof's receive is back */
+
+	send_sealed(&s, "hello", 5, true, 1);
+	send_sealed(&s, "", 0, true, 2);
+	assert_int_equal(stats().q.received, 2);
+	assert_string_equal(stats().last_sender, "alpha@192.168.77.9:5000");
+	read_one("hello", 5);
+	read_one("", 0);
+	settle();
+	/* the acknowledgement and its tag, which only the sender's keys open */
+	assert_true(fake_send_count(s.qp) >= 1);
+	wr = fake_send_get(s.qp, fake_send_count(s.qp) - 1);
+	assert_int_equal(wr.sge.length, RPMAFS_ACK_LEN + RPMAFS_AUTH_TAG_BYTES);
+	for (unsigned i = 0; i < fake_send_count(s.qp); i++) {
+		struct fake_send_wr w = fake_send_get(s.qp, i);
+		const uint8_t *b = (const uint8_t *)(uintptr_t)w.sge.addr;
+
+		assert_int_equal(
+			rpmafs_auth_open_ack(s.auth, b, RPMAFS_ACK_LEN, b + RPMAFS_ACK_LEN), 0);
+	}
+	assert_int_equal(
+		rpmafs_ack_parse((const void *)(uintptr_t)wr.sge.addr, RPMAFS_ACK_LEN, &ack, NULL),
+		0);
+	assert_int_equal(ack.acked, 2);
+	assert_int_equal(stats().auth_failures, 0);
+	rpmafs_key_delete(&alpha);
+	rpmafs_key_delete(&beta);
+}
+
+/* the sender asked for encrypt: its ciphertext is queued as plaintext */
+static void keyed_encrypt_delivers_plaintext(void **state)
+{
+	struct rpmafs_key *alpha = NULL, *beta = NULL;
+	uint8_t req[RPMAFS_AUTH_REQUEST_LEN];
+	struct sender s;
+
+	(void)state;
+	with_keys(&alpha, &beta, false);
+	start();
+	keyed_request(alpha, false, true, req);
+	s = keyed_accepted("192.168.77.9", alpha, req);
+	assert_true(rpmafs_auth_encrypts(s.auth));
+	assert_logged(LOG_INFO, "accepting 192.168.77.9:5000", "key alpha, encrypt");
+	send_proof(&s);
+	send_sealed(&s, "secret one", 10, false, 0);
+	read_one("secret one", 10);
+	rpmafs_key_delete(&alpha);
+	rpmafs_key_delete(&beta);
+}
+
+/* listen_protect = encrypt: a sender asking for mac is answered in encrypt mode */
+static void listen_protect_encrypt(void **state)
+{
+	struct rpmafs_key *alpha = NULL, *beta = NULL;
+	uint8_t req[RPMAFS_AUTH_REQUEST_LEN];
+	struct sender s;
+
+	(void)state;
+	with_keys(&alpha, &beta, true);
+	start();
+	keyed_request(alpha, true, false, req);
+	s = keyed_accepted("192.168.77.9", alpha, req);
+	assert_true(rpmafs_auth_encrypts(s.auth));
+	send_proof(&s);
+	send_sealed(&s, "secret two", 10, true, 1);
+	read_one("secret two", 10);
+	rpmafs_key_delete(&alpha);
+	rpmafs_key_delete(&beta);
+}
+
+/* a request that proves no key of DIR's is rejected, logged and counted in auth_failures */
+static void keyed_refusals(void **state)
+{
+	struct rpmafs_key *alpha = NULL, *beta = NULL;
+	uint8_t req[RPMAFS_AUTH_REQUEST_LEN], pd[RPMAFS_PDATA_MAX_LEN];
+	size_t pd_len;
+
+	(void)state;
+	with_keys(&alpha, &beta, false);
+	start();
+	/* a plain librpma sender, then an rpmafs one without a key */
+	request("192.168.77.9", NULL, 0);
+	assert_logged(LOG_NOTICE, "rejected connection from 192.168.77.9:5000",
+		"sender proves no key (no private data: a plain RDMA peer)");
+	pd_len = rpmafs_pdata_encode(&(struct rpmafs_pdata){.max_message = MAX_MESSAGE}, pd);
+	request("192.168.77.9", pd, (uint8_t)pd_len);
+	assert_logged(LOG_NOTICE, "rejected connection from 192.168.77.9:5000",
+		"sender proves no key (rpmafs private data without a key)");
+	/* another key */
+	keyed_request(beta, false, false, req);
+	request("192.168.77.9", req, sizeof(req));
+	assert_logged(LOG_NOTICE, "sender's key is not one of", F.keydir);
+	/* a tampered request: its tag no longer matches */
+	keyed_request(alpha, false, false, req);
+	req[40] ^= 1;
+	request("192.168.77.9", req, sizeof(req));
+	assert_int_equal(stats().auth_failures, 4);
+	/* a replay: the same request twice, the second refused */
+	keyed_request(alpha, false, false, req);
+	keyed_accepted("192.168.77.9", alpha, req);
+	request("192.168.77.10", req, sizeof(req));
+	assert_logged(LOG_NOTICE, "rejected connection from 192.168.77.10:5000",
+		"replayed connect request (key alpha)");
+	assert_int_equal(stats().auth_failures, 5);
+	assert_int_equal(stats().rejected, 5);
+	assert_int_equal(stats().connections, 1);
+	assert_int_equal(fake_calls(FAKE_RDMA_ACCEPT), 1);
+	rpmafs_key_delete(&alpha);
+	rpmafs_key_delete(&beta);
+}
+
+/* an inbox without listen_keys refuses a sender that offers a key (it would take us for a forger) */
+static void keyless_inbox_refuses_a_key(void **state)
+{
+	struct rpmafs_key *alpha = NULL, *beta = NULL;
+	uint8_t req[RPMAFS_AUTH_REQUEST_LEN];
+
+	(void)state;
+	with_keys(&alpha, &beta, false);
+	rpmafs_keyring_delete(&F.cfg.keys);
+	F.cfg.keys_dir[0] = '\0';
+	start();
+	keyed_request(alpha, true, false, req);
+	request("192.168.77.9", req, sizeof(req));
+	assert_logged(LOG_NOTICE, "rejected connection from 192.168.77.9:5000",
+		"sender offers a key, this receiver has none");
+	assert_int_equal(stats().auth_failures, 1);
+	assert_int_equal(fake_calls(FAKE_RDMA_ACCEPT), 0);
+	rpmafs_key_delete(&alpha);
+	rpmafs_key_delete(&beta);
+}
+
+/*
+ * a flipped bit in a message, or a first SEND that is not the proof: the
+ * connection is dropped and counted; nothing from it is queued, not even
+ * a good message that was behind the bad one; other senders go on
+ */
+static void keyed_bad_send_drops_the_connection(void **state)
+{
+	struct rpmafs_key *alpha = NULL, *beta = NULL;
+	uint8_t req[RPMAFS_AUTH_REQUEST_LEN], buf[5 + RPMAFS_AUTH_TAG_BYTES];
+	struct sender s, t, u;
+
+	(void)state;
+	with_keys(&alpha, &beta, false);
+	start();
+	keyed_request(alpha, false, false, req);
+	s = keyed_accepted("192.168.77.9", alpha, req);
+	keyed_request(alpha, false, false, req);
+	t = keyed_accepted("192.168.77.10", alpha, req);
+	send_proof(&s);
+	send_proof(&t);
+	send_sealed(&s, "good", 4, false, 0);
+	/* s's next SEND, its payload changed after it was sealed; then one sealed well */
+	memcpy(buf, "bad!!", 5);
+	rpmafs_auth_seal(s.auth, 0, buf, 5, buf + 5);
+	buf[2] ^= 0x10;
+	arrive(&s, buf, sizeof(buf), false, 0);
+	memcpy(buf, "after", 5);
+	rpmafs_auth_seal(s.auth, 0, buf, 5, buf + 5);
+	arrive(&s, buf, sizeof(buf), false, 0);
+	settle();
+	assert_logged(LOG_NOTICE, "connection alpha@192.168.77.9:5000",
+		"the tag of a SEND of 21 bytes is wrong (mac)");
+	assert_int_equal(stats().auth_failures, 1);
+	assert_int_equal(stats().connections, 1);
+	assert_int_equal(stats().q.received, 1);
+	assert_int_equal(srq_posted(), SLOTS - 1); /* only "good" holds a slot */
+	s.id = NULL;				   /* gone with its connection */
+	send_sealed(&t, "other", 5, false, 0);
+	read_one("good", 4);
+	read_one("other", 5);
+	/* a first SEND that is a message, not the proof */
+	keyed_request(alpha, false, false, req);
+	u = keyed_accepted("192.168.77.11", alpha, req);
+	arrive(&u, "0123456789abcdef", 16, true, 7);
+	settle();
+	assert_logged(LOG_NOTICE, "connection alpha@192.168.77.11:5000",
+		"its first SEND (16 bytes, with immediate data) is not the proof of key");
+	assert_int_equal(stats().auth_failures, 2);
+	assert_int_equal(stats().q.received, 2);
+	rpmafs_key_delete(&alpha);
+	rpmafs_key_delete(&beta);
+}
+
+/* connect-and-idle: no proof within RPMAFS_AUTH_PROOF_TIMEOUT_MS, the tick drops it */
+static void keyed_no_proof_in_time(void **state)
+{
+	struct rpmafs_key *alpha = NULL, *beta = NULL;
+	uint8_t req[RPMAFS_AUTH_REQUEST_LEN];
+	struct sender s, t;
+	uint64_t at;
+
+	(void)state;
+	with_keys(&alpha, &beta, false);
+	start();
+	keyed_request(alpha, false, false, req);
+	s = keyed_accepted("192.168.77.9", alpha, req);
+	at = L.armed; /* s's deadline */
+	assert_true(at > 0);
+	keyed_request(alpha, false, false, req);
+	t = keyed_accepted("192.168.77.10", alpha, req);
+	send_proof(&t);
+	assert_int_equal(inbox_tick(F.ib, at - 1), at); /* not yet: the deadline again */
+	assert_int_equal(stats().connections, 2);
+	assert_int_equal(inbox_tick(F.ib, at), 0); /* s dropped; t is proven: nothing left */
+	settle();
+	assert_logged(
+		LOG_NOTICE, "connection alpha@192.168.77.9:5000", "no proof of key within 5000 ms");
+	assert_int_equal(stats().connections, 1);
+	assert_int_equal(stats().auth_failures, 1);
+	s.id = NULL;
+	send_sealed(&t, "still here", 10, false, 0);
+	read_one("still here", 10);
+	rpmafs_key_delete(&alpha);
+	rpmafs_key_delete(&beta);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1167,8 +1546,17 @@ int main(void)
 		T(delete_wakes_a_parked_read),
 		T(new_refusals),
 		T(new_out_of_memory),
+		T(keyed_sender_delivers),
+		T(keyed_encrypt_delivers_plaintext),
+		T(listen_protect_encrypt),
+		T(keyed_refusals),
+		T(keyless_inbox_refuses_a_key),
+		T(keyed_bad_send_drops_the_connection),
+		T(keyed_no_proof_in_time),
 #undef T
 	};
 
+	/* libsodium's own allocations, once per process: before any test's baseline */
+	assert_int_equal(rpmafs_auth_init(), 0);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -223,14 +223,14 @@ static void test_send(void **state)
 
 	(void)state;
 	assert_int_equal(inbox_ack_offer(F.a, &c), 1);
-	assert_int_equal(inbox_ack_send(F.a, &c, conn, &why), 0); /* nothing due */
+	assert_int_equal(inbox_ack_send(F.a, &c, conn, NULL, &why), 0); /* nothing due */
 	assert_int_equal(fake_send_count(fx_qp(conn)), 0);
 	assert_int_equal(take(&c, 0, 1), INBOX_TAKE_RECORD);
-	assert_int_equal(inbox_ack_send(F.a, &c, conn, &why), 0); /* nothing read */
+	assert_int_equal(inbox_ack_send(F.a, &c, conn, NULL, &why), 0); /* nothing read */
 	assert_int_equal(fake_send_count(fx_qp(conn)), 0);
 	for (uint32_t n = 2; n <= 5; n++) {
 		assert_ptr_equal(inbox_ack_released(F.a, 0, post, NULL), &c);
-		assert_int_equal(inbox_ack_send(F.a, &c, conn, &why), 0);
+		assert_int_equal(inbox_ack_send(F.a, &c, conn, NULL, &why), 0);
 		assert_int_equal(take(&c, 0, n), INBOX_TAKE_RECORD);
 	}
 	assert_int_equal(fake_send_count(fx_qp(conn)), 4);
@@ -244,11 +244,11 @@ static void test_send(void **state)
 	assert_int_equal(ack.requests, 0);
 	/* four in flight: the fifth is owed until a completion frees a buffer */
 	assert_ptr_equal(inbox_ack_released(F.a, 0, post, NULL), &c);
-	assert_int_equal(inbox_ack_send(F.a, &c, conn, &why), 1);
+	assert_int_equal(inbox_ack_send(F.a, &c, conn, NULL, &why), 1);
 	assert_true(c.owed);
 	done = fx_wc(wr.wr_id, IBV_WC_SEND, IBV_WC_SUCCESS);
 	assert_int_equal(inbox_ack_sent(F.a, &c, &done, &why), 0);
-	assert_int_equal(inbox_ack_send(F.a, &c, conn, &why), 0);
+	assert_int_equal(inbox_ack_send(F.a, &c, conn, NULL, &why), 0);
 	assert_false(c.owed);
 	assert_int_equal(fake_send_count(fx_qp(conn)), 5);
 	wr = fake_send_get(fx_qp(conn), 4);

@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * inbox_conn.c -- a sender's connection to the inbox: its connect request
+ * judged ([rpmafs] allow, the private data, listen_keys) and answered, its
+ * CM events and acknowledgement completions, its proof of key awaited,
+ * and its end
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+#include <librpma.h>
+#include <librpma_ext.h>
+
+#include "fd.h"
+#include "inbox_priv.h"
+#include "pdata.h"
+#include "peer_check.h"
+#include "runtime/log.h"
+
+void inbox_conn_ack(struct inbox_conn *c)
+{
+	const char *why;
+	int ret;
+	uint64_t before = c->ack.acks;
+
+	if (c->dead || !c->ack.on)
+		return;
+	ret = inbox_ack_send(c->ib->acks, &c->ack, c->conn, c->auth, &why);
+	if (c->ack.acks != before)
+		inbox_count(
+			c->ib, &c->ib->acks_sent); /* the counters stats reads, under the lock */
+	if (ret < 0) {
+		log_notice("inbox: connection %s: acknowledgement failed: %s; closing it", c->peer,
+			why);
+		inbox_conn_free(c);
+	}
+}
+
+/* on the loop thread: a message of c's nobody has started is taken back */
+static bool withdraw(void *arg, uint32_t slot)
+{
+	struct inbox *ib = arg;
+
+	return !ib->closing && inbox_queue_withdraw(ib->q, slot);
+}
+
+/* a session's messages were marked when queued: they stay, a re-send is a duplicate */
+static bool keep(void *arg, uint32_t slot)
+{
+	(void)arg;
+	(void)slot;
+	return false;
+}
+
+void inbox_conn_free(struct inbox_conn *c)
+{
+	struct inbox *ib = c->ib;
+
+	if (c->dead)
+		return;
+	c->dead = true;
+	if (c->event_fd >= 0)
+		loop_unwatch(ib->loop, c->event_fd);
+	if (c->cq_fd >= 0)
+		loop_unwatch(ib->loop, c->cq_fd);
+	/*
+	 * what it sent and nobody started reading was never acknowledged: it
+	 * comes again. Without a session it is taken back, to be queued when
+	 * it does; with one it stays queued, and comes again as a duplicate.
+	 */
+	inbox_ack_drop(ib->acks, &c->ack, c->session ? keep : withdraw, inbox_post_slot, ib);
+	(void)rpma_conn_disconnect(c->conn);
+	(void)rpma_conn_delete(&c->conn);
+	if (c->auth && !c->proven)
+		ib->unproven--;
+	rpmafs_auth_delete(&c->auth);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		ib->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	pthread_mutex_lock(&ib->lock);
+	ib->nconns--;
+	pthread_mutex_unlock(&ib->lock);
+	c->free_task = (struct loop_task){NULL, free, c};
+	if (ib->closing) /* inbox_delete: the loop is stopped and runs no task again */
+		free(c);
+	else
+		loop_after_batch(ib->loop, &c->free_task);
+}
+
+struct inbox_conn *inbox_conn_by_qp(struct inbox *ib, uint32_t qp_num)
+{
+	for (struct inbox_conn *c = ib->conns; c; c = c->next)
+		if (c->qp_num == qp_num)
+			return c;
+	return NULL;
+}
+
+/* c's send completions: its acknowledgements went out (or failed to) */
+static void on_send_cq(void *arg)
+{
+	struct inbox_conn *c = arg;
+	struct ibv_wc wc[INBOX_ACK_BUFS];
+	const char *why;
+	int n, ret;
+
+	while (!c->dead && fd_readable(c->cq_fd))
+		if (rpma_cq_wait(c->cq))
+			break;
+	while (!c->dead) {
+		n = 0;
+		ret = rpma_cq_get_wc(c->cq, INBOX_ACK_BUFS, wc, &n);
+		if (ret)
+			break;
+		for (int i = 0; i < n && !c->dead; i++) {
+			if (inbox_ack_sent(c->ib->acks, &c->ack, &wc[i], &why) &&
+				wc[i].status != IBV_WC_WR_FLUSH_ERR) {
+				log_notice("inbox: connection %s: %s: %s; closing it", c->peer, why,
+					ibv_wc_status_str(wc[i].status));
+				inbox_conn_free(c);
+			}
+		}
+	}
+	if (!c->dead && c->ack.owed)
+		inbox_conn_ack(c);
+}
+
+static void on_conn_event(void *arg)
+{
+	struct inbox_conn *c = arg;
+	enum rpma_conn_event ev;
+	int ret;
+
+	while (!c->dead && fd_readable(c->event_fd)) {
+		ev = RPMA_CONN_UNDEFINED;
+		ret = rpma_conn_next_event(c->conn, &ev);
+		if (ret == RPMA_E_NO_EVENT)
+			return;
+		if (ret == RPMA_E_UNKNOWN)
+			continue;
+		if (!ret && ev == RPMA_CONN_ESTABLISHED) {
+			log_info("inbox: connection %s established", c->peer);
+			continue;
+		}
+		log_info("inbox: connection %s ended", c->peer);
+		inbox_conn_free(c);
+		return;
+	}
+}
+
+static void reject(struct inbox *ib, struct rpma_conn_req **req, const char *peer, const char *why)
+{
+	(void)rpma_conn_req_delete(req);
+	inbox_count(ib, &ib->rejected);
+	log_notice("inbox: rejected connection from %s: %s", peer, why);
+}
+
+/* reject for the key it proves or not (listen_keys), counted in auth_failures too */
+static void reject_auth(
+	struct inbox *ib, struct rpma_conn_req **req, const char *peer, const char *why)
+{
+	inbox_count(ib, &ib->auth_failures);
+	reject(ib, req, peer, why);
+}
+
+/*
+ * judge -- the verdict on a connect request: [rpmafs] allow, the private
+ * data, listen_keys (a version 3 request that proves one of DIR's keys
+ * with a fresh nonce: *key), the limit. false: rejected and logged.
+ */
+static bool judge(struct inbox *ib, struct rpma_conn_req **req, const char *peer,
+	const struct peer_request *pr, struct peer_facts *facts, const struct rpmafs_key **key)
+{
+	char why[200];
+
+	*key = NULL;
+	switch (peer_check_keys(ib->allow, pr, ib->auth != NULL, facts)) {
+	case PEER_ACCEPT:
+		break;
+	case PEER_NOT_ALLOWED:
+		reject(ib, req, peer, "address not allowed by [rpmafs] allow");
+		return false;
+	case PEER_FOREIGN:
+	case PEER_MALFORMED:
+		if (!ib->auth && !(facts->kind == RPMAFS_PDATA_OK && facts->pd.auth.on)) {
+			reject(ib, req, peer, facts->why);
+			return false;
+		}
+		if (!ib->auth || facts->kind == RPMAFS_PDATA_MALFORMED)
+			snprintf(why, sizeof(why), "%s", facts->why);
+		else if (facts->kind == RPMAFS_PDATA_FOREIGN)
+			snprintf(why, sizeof(why),
+				"sender proves no key: foreign private data (%s)", facts->why);
+		else
+			snprintf(why, sizeof(why), "sender proves no key (%s)",
+				facts->kind == RPMAFS_PDATA_OK
+					? "rpmafs private data without a key"
+					: "no private data: a plain RDMA peer");
+		reject_auth(ib, req, peer, why);
+		return false;
+	case PEER_TOO_MANY:
+		reject(ib, req, peer, "too many connections open");
+		return false;
+	}
+	if (!ib->auth)
+		return true;
+	*key = inbox_auth_judge(ib->auth, pr->pdata, pr->pdata_len, why, sizeof(why));
+	if (!*key) {
+		reject_auth(ib, req, peer, why);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * answer -- the accept's private data into reply (*len bytes): version 1
+ * without a key (every sender parses it), the version 3 accept that proves
+ * key back and makes c's connection keys with one. -1: out of memory.
+ */
+static int answer(struct inbox *ib, struct inbox_conn *c, const struct rpmafs_key *key,
+	const void *req, int credits, uint8_t reply[RPMAFS_AUTH_ACCEPT_LEN], uint8_t *len)
+{
+	/*
+	 * Plain senders: no credits, the shared queue promises no receive to
+	 * any one of them. A receiver-confirmed sender: its share, less one
+	 * kept for a REQUEST (inbox_ack_offer), less one its proof of key
+	 * takes, and the flag in answer.
+	 */
+	struct rpmafs_pdata ours = {
+		.max_message = ib->slot_size - (key ? RPMAFS_AUTH_TAG_BYTES : 0),
+		.credits = credits > 1 && key ? (uint32_t)credits - 1
+			   : credits > 0      ? (uint32_t)credits
+					      : 0,
+		.flags = c->ack.on ? RPMAFS_PDATA_F_ACK : 0};
+
+	_Static_assert(RPMAFS_AUTH_ACCEPT_LEN >= RPMAFS_PDATA_MAX_LEN, "the accept fits");
+	if (!key) {
+		*len = (uint8_t)rpmafs_pdata_encode(&ours, reply);
+		return 0;
+	}
+	if (inbox_auth_accept(ib->auth, key, req, &ours, reply, &c->auth))
+		return -1;
+	*len = RPMAFS_AUTH_ACCEPT_LEN;
+	return 0;
+}
+
+void inbox_conn_request(struct inbox *ib, struct rpma_conn_req **req)
+{
+	struct rpma_conn_private_data their = {NULL, 0}, ours;
+	uint8_t reply[RPMAFS_AUTH_ACCEPT_LEN], len = 0;
+	const struct rpmafs_key *key = NULL;
+	struct sockaddr_storage ss = {0};
+	struct peer_request pr = {0};
+	struct peer_facts facts;
+	char peer[64] = "(address unknown)", keyed[RPMAFS_AUTH_NAME_MAX + 16] = "";
+	struct inbox_conn *c;
+	int ret, credits = 0;
+
+	if (rpma_conn_req_get_peer_addr(*req, &ss) == 0) {
+		pr.addr = &ss;
+		if (!peer_describe(&ss, peer, sizeof(peer)))
+			snprintf(peer, sizeof(peer), "(unknown)");
+	}
+	if (rpma_conn_req_get_private_data(*req, &their)) {
+		their.ptr = NULL;
+		their.len = 0;
+	}
+	pr.pdata = their.ptr;
+	pr.pdata_len = their.len;
+	pr.open = ib->nconns;
+	pr.max_conns = INBOX_CONNS_MAX;
+	if (!judge(ib, req, peer, &pr, &facts, &key))
+		return;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		reject(ib, req, peer, "out of memory");
+		return;
+	}
+	c->ib = ib;
+	c->event_fd = c->cq_fd = -1;
+	snprintf(c->peer, sizeof(c->peer), "%s", peer);
+	if (key)
+		snprintf(c->sender, sizeof(c->sender), "%s@%s", rpmafs_key_name(key), peer);
+	else
+		snprintf(c->sender, sizeof(c->sender), "%s", peer);
+	if (facts.acked)
+		credits = inbox_ack_offer(ib->acks, &c->ack);
+	c->session = c->ack.on ? facts.session : 0;
+	if (answer(ib, c, key, their.ptr, credits, reply, &len)) {
+		inbox_ack_drop(ib->acks, &c->ack, withdraw, inbox_post_slot, ib);
+		free(c);
+		reject(ib, req, peer, "cannot make the connection's keys");
+		return;
+	}
+	ours = (struct rpma_conn_private_data){reply, len};
+	ret = rpma_conn_req_connect(req, &ours, &c->conn);
+	if (ret) {
+		log_notice("inbox: accepting %s failed: %s", peer, rpma_err_2str(ret));
+		inbox_ack_drop(ib->acks, &c->ack, withdraw, inbox_post_slot, ib);
+		rpmafs_auth_delete(&c->auth);
+		free(c);
+		inbox_count(ib, &ib->rejected);
+		return;
+	}
+	c->next = ib->conns;
+	if (ib->conns)
+		ib->conns->prev = c;
+	ib->conns = c;
+	if (c->auth) {
+		/* nothing is taken from it before its proof of key (inbox_tick) */
+		c->proof_by = inbox_now_ms() + RPMAFS_AUTH_PROOF_TIMEOUT_MS;
+		ib->unproven++;
+		loop_arm(ib->loop, c->proof_by);
+		snprintf(keyed, sizeof(keyed), ", key %s, %s", rpmafs_key_name(key),
+			rpmafs_auth_encrypts(c->auth) ? "encrypt" : "mac");
+	}
+	pthread_mutex_lock(&ib->lock);
+	ib->nconns++;
+	ib->accepted++;
+	pthread_mutex_unlock(&ib->lock);
+	c->watch = (struct loop_watch){on_conn_event, c};
+	if (rpma_conn_get_event_fd(c->conn, &c->event_fd) ||
+		rpma_conn_get_qp_num(c->conn, &c->qp_num) || fd_set_nonblock(c->event_fd) ||
+		loop_watch(ib->loop, c->event_fd, &c->watch)) {
+		c->event_fd = -1;
+		log_err("inbox: connection %s: cannot watch it", peer);
+		inbox_conn_free(c);
+		return;
+	}
+	c->cq_watch = (struct loop_watch){on_send_cq, c};
+	if (c->ack.on && (rpma_conn_get_cq(c->conn, &c->cq) || rpma_cq_get_fd(c->cq, &c->cq_fd) ||
+				 fd_set_nonblock(c->cq_fd) ||
+				 loop_watch(ib->loop, c->cq_fd, &c->cq_watch))) {
+		c->cq_fd = -1;
+		log_err("inbox: connection %s: cannot watch its completions", peer);
+		inbox_conn_free(c);
+		return;
+	}
+	log_info("inbox: accepting %s (%s%s)", peer,
+		facts.kind != RPMAFS_PDATA_OK ? "no rpmafs private data"
+		: c->session		      ? "rpmafs sender, a session, acknowledged at read"
+		: c->ack.on		      ? "rpmafs sender, acknowledged at read"
+					      : "rpmafs sender",
+		keyed);
+}
+
+uint64_t inbox_tick(struct inbox *ib, uint64_t now)
+{
+	struct inbox_conn *c, *next;
+	uint64_t at = 0;
+
+	for (c = ib->conns; c && ib->unproven; c = next) {
+		next = c->next;
+		if (!c->auth || c->proven)
+			continue;
+		if (now < c->proof_by) {
+			if (!at || c->proof_by < at)
+				at = c->proof_by;
+			continue;
+		}
+		/* connect-and-idle: it holds a queue pair and proves nothing */
+		log_notice("inbox: connection %s: no proof of key within %d ms: dropping it",
+			c->sender, RPMAFS_AUTH_PROOF_TIMEOUT_MS);
+		inbox_count(ib, &ib->auth_failures);
+		inbox_conn_free(c);
+	}
+	return at;
+}

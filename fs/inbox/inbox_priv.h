@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * inbox_priv.h -- what inbox.c (the listener, the shared receive queue, its
+ * slots) and inbox_conn.c (a sender's connection: judged, accepted, its
+ * events, dropped) share; nothing outside fs/inbox includes it
+ */
+#ifndef RPMAFS_INBOX_PRIV_H
+#define RPMAFS_INBOX_PRIV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <librpma.h>
+
+#include "auth.h"
+#include "inbox.h"
+#include "inbox_ack.h"
+#include "inbox_auth.h"
+#include "runtime/loop.h"
+
+struct inbox_conn {
+	struct inbox_conn *next, *prev;
+	struct inbox *ib;
+	struct rpma_conn *conn;
+	int event_fd;
+	uint32_t qp_num;
+	struct loop_watch watch;
+	struct loop_task free_task;
+	struct inbox_ack_conn ack; /* receiver confirmation (inbox_ack.h); off for plain senders */
+	struct rpma_cq *cq;	   /* its send completions: acknowledgements only */
+	int cq_fd;
+	struct loop_watch cq_watch;
+	bool dead;	  /* deleted; freed after the loop's batch (an event may be in it) */
+	uint64_t session; /* non-zero: its numbers are told apart across connections (§13.4) */
+	/* listen_keys (inbox_auth.h): the connection's keys; NULL without */
+	struct rpmafs_auth *auth;
+	bool proven;	   /* its first SEND, the proof of key, was right */
+	uint64_t proof_by; /* not proven by then (now_ms): dropped */
+	char peer[64];
+	char sender[INBOX_SENDER_MAX]; /* last_sender: NAME@ADDR with a key, else ADDR */
+};
+
+/* a slot whose last byte was read, on its way back to the shared queue */
+struct slot_task {
+	struct loop_task task;
+	struct inbox *ib;
+	uint32_t slot;
+};
+
+struct inbox {
+	struct loop *loop;
+	void (*on_arrival)(void *arg);
+	void *arg;
+	struct recv_allow *allow;
+	struct rpma_peer *peer;
+	struct rpma_ep *ep;
+	int ep_fd;
+	struct loop_watch ep_watch;
+	struct rpma_srq *srq;
+	struct rpma_cq *rcq;
+	int rcq_fd;
+	struct loop_watch rcq_watch;
+	struct rpma_conn_cfg *conn_cfg;
+	struct rpma_mr_local *mr;
+	uint8_t *buf;
+	uint32_t slots, slot_size;
+	struct slot_task *tasks;
+	struct inbox_queue *q;
+	struct inbox_ack *acks;
+	struct rpmafs_sessions *sessions; /* what each sender session had queued (§13.4) */
+	struct inbox_conn *conns;
+	struct inbox_auth *auth; /* listen_keys; NULL: every sender as before */
+	unsigned unproven;	 /* connections whose proof of key has not come yet */
+	bool failed;
+	bool closing; /* inbox_delete: nothing goes back to the queue */
+
+	pthread_mutex_t lock; /* the figures below, read by inbox_stats_get() */
+	uint32_t nconns;
+	uint64_t accepted, rejected, bad, acks_sent, duplicates, auth_failures;
+	char last_sender[INBOX_SENDER_MAX];
+	char listen[300];
+};
+
+/* inbox_count -- (*what)++ under ib->lock: a figure inbox_stats_get reads */
+void inbox_count(struct inbox *ib, uint64_t *what);
+
+/* inbox_post_slot -- on the loop thread: slot is free, its receive goes back to the queue */
+void inbox_post_slot(void *arg, uint32_t slot);
+
+/* inbox_now_ms -- the mount's monotonic clock in ms (the loop's) */
+uint64_t inbox_now_ms(void);
+
+/* inbox_conn_request -- on the loop thread: a connect request, judged, then accepted or rejected */
+void inbox_conn_request(struct inbox *ib, struct rpma_conn_req **req);
+
+/* inbox_conn_by_qp -- the open connection of the queue pair, or NULL */
+struct inbox_conn *inbox_conn_by_qp(struct inbox *ib, uint32_t qp_num);
+
+/* inbox_conn_ack -- send c's acknowledgement if one is due; a failure ends the connection */
+void inbox_conn_ack(struct inbox_conn *c);
+
+/*
+ * inbox_conn_free -- c ends: off the loop and the list, its messages not
+ * started taken back (or, with a session, kept), its keys wiped; freed
+ * after the loop's batch
+ */
+void inbox_conn_free(struct inbox_conn *c);
+
+#endif /* RPMAFS_INBOX_PRIV_H */

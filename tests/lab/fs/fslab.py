@@ -281,6 +281,24 @@ class Spool:
             fail("rpmafs did not exit %ds after fusermount3 -u" % timeout)
 
 
+def inbox_status(m):
+    """A mount's inbox.status as a dict (numbers as ints)."""
+    st = {}
+    with open(os.path.join(m.mnt, "inbox.status")) as f:
+        for line in f:
+            k, _, v = line.rstrip("\n").partition(": ")
+            st[k] = int(v) if v.isdigit() else v
+    return st
+
+
+def key_file(path, mode=0o600):
+    """A new key file of 32 random bytes at path, of mode; its path."""
+    with open(path, "wb") as f:
+        f.write(os.urandom(32))
+    os.chmod(path, mode)
+    return path
+
+
 def run(name, body):
     """Run body(work); print PASS or the failure; exit as meson expects."""
     work = Work(name)
@@ -294,5 +312,5 @@ def run(name, body):
     return 0
 
 
-__all__ = ["NOT_SENT", "need_lab", "need_fuse", "check", "fail", "wait_until", "SAFETY_S", "in_write", "Receiver", "Spool", "run", "next_port",
+__all__ = ["NOT_SENT", "inbox_status", "key_file", "need_lab", "need_fuse", "check", "fail", "wait_until", "SAFETY_S", "in_write", "Receiver", "Spool", "run", "next_port",
            "errno", "os", "signal", "subprocess", "time", "SKIP"]

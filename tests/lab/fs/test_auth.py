@@ -12,13 +12,6 @@ import sys
 from fslab import *
 
 
-def key_file(path, mode=0o600):
-    with open(path, "wb") as f:
-        f.write(os.urandom(32))
-    os.chmod(path, mode)
-    return path
-
-
 def body(work):
     _, b = need_lab()
     keys = work.path("keys")

@@ -59,15 +59,6 @@ def within(seconds, fn, what):
     return out.get("v")
 
 
-def inbox_status(m):
-    st = {}
-    with open(os.path.join(m.mnt, "inbox.status")) as f:
-        for line in f:
-            k, _, v = line.rstrip("\n").partition(": ")
-            st[k] = int(v) if v.isdigit() else v
-    return st
-
-
 def wait_inbox(m, key, value):
     return wait_until(lambda: inbox_status(m)[key] == value, SAFETY_S,
                       lambda: "%s: inbox %s == %s (status %s)" % (STEP[0], key, value,

@@ -1,0 +1,246 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""[rpmafs] listen_keys = DIR (issue 25, docs/design.md §13.5): the mount's
+inbox accepts only senders that prove one of DIR's keys. A mount with
+key = alpha.key delivers echo, a 0-byte message and a 1020K dd block into
+another mount's inbox (last_sender names the key); send-auth, the project's
+test sender on rpma/, delivers every size with mac and encrypt, byte for
+byte; a wrong key, no key, a plain librpma sender and a replayed connect
+request are rejected, logged and counted (auth_failures), with a clear
+last_error on the spool; a bad tag mid-stream drops the connection and
+nothing after it is queued; a connection without its proof is dropped; a
+flood of hostile connects does not stop an honest sender; encrypt keeps a
+marker off the wire; a 0644 key file in DIR refuses the mount."""
+import struct
+import sys
+import threading
+
+from fslab import *
+
+SEND_AUTH = os.environ.get("SEND_AUTH")
+PLAIN = os.environ.get("PLAIN_SEND")
+
+
+def read_len_records(path, nbytes):
+    """Read the inbox (inbox_format = len) until nbytes came: a read blocks until
+    a message is there, and a large record comes in pieces; the bytes."""
+    out = bytearray()
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        while len(out) < nbytes:
+            out += os.read(fd, 1 << 20)
+    finally:
+        os.close(fd)
+    check(len(out) == nbytes, "read %d bytes, want %d" % (len(out), nbytes))
+    return bytes(out)
+
+
+def len_bytes(count, sizes):
+    """What send-auth's COUNT messages of SIZES take in the inbox (len): 4 + each size."""
+    return sum(4 + sizes[k % len(sizes)] for k in range(count))
+
+
+def deliver(addr, port, inbox, count, sizes, expect, *args):
+    """send-auth sends, the inbox is read as it comes (it holds 16 slots);
+    its rc, and the bytes read, which must be its --expect."""
+    p = sa(addr, port, "--count", str(count), "--sizes", ",".join(map(str, sizes)),
+           "--expect", expect, *args)
+    data = read_len_records(inbox, len_bytes(count, sizes))
+    rc = sa_rc(p)
+    check(rc == 0, "send-auth %s exited %d" % (" ".join(args), rc))
+    check(data == open(expect, "rb").read(), "send-auth %s: not the bytes sent" % " ".join(args))
+    return data
+
+
+def records(data):
+    got, i = [], 0
+    while i < len(data):
+        (n,) = struct.unpack("<I", data[i:i + 4])
+        got.append(data[i + 4:i + 4 + n])
+        i += 4 + n
+    return got
+
+
+def sa(addr, port, *args, log=None):
+    """send-auth in the background; the Popen."""
+    return subprocess.Popen([SEND_AUTH, "--connect", "%s:%d" % (addr, port)] + list(args),
+                            stdout=subprocess.DEVNULL,
+                            stderr=open(log, "w") if log else subprocess.DEVNULL)
+
+
+def sa_rc(p):
+    try:
+        return p.wait(SAFETY_S)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        fail("send-auth %s still running after %ss" % (p.args, SAFETY_S))
+
+
+def logged(m, text):
+    return wait_until(lambda: text in open(m.log).read(), SAFETY_S,
+                      lambda: "the inbox's log to say %r (see %s)" % (text, m.log))
+
+
+def body(work):
+    a, b = need_lab()
+    if not SEND_AUTH:
+        print("skip: SEND_AUTH is not built")
+        sys.exit(SKIP)
+    keys = work.path("keys")
+    os.mkdir(keys, 0o700)
+    alpha = key_file(os.path.join(keys, "alpha.key"))
+    beta = key_file(work.path("beta.key"))  # not one of DIR's
+
+    pb = next_port()
+    mb = Spool(work, {"rpmafs": {"listen": "%s:%d" % (b, pb), "listen_keys": keys,
+                                 "inbox_format": "len", "inbox_slots": 16,
+                                 "inbox_max_message": "1MiB", "log_level": "info"}},
+               name="b").mount(wait_connected=False)
+    inbox = os.path.join(mb.mnt, "inbox")
+    check(inbox_status(mb)["auth_failures"] == 0, "status %s" % inbox_status(mb))
+
+    # a mount with the key, mount to mount: echo, a 0-byte message, a 1020K dd block
+    big = os.urandom(1020 * 1024)
+    with open(work.path("big"), "wb") as f:
+        f.write(big)
+    # close = return: a receiver-confirmed write to an inbox is acknowledged when it is read
+    ma = Spool(work, {"k": {"address": b, "port": pb, "key": alpha, "close": "return"}},
+               name="a").mount()
+    ma.sh("echo hello > k")
+    ma.sh(": > k")
+    ma.sh("dd if=%s of=k bs=1020K status=none" % work.path("big"))
+    want = [b"hello\n", b"", big]
+    got = records(read_len_records(inbox, sum(4 + len(m) for m in want)))
+    check(got == want, "mount to mount: sizes %s, want %s" % ([len(m) for m in got],
+                                                              [len(m) for m in want]))
+    st = ma.settled("k")
+    check(st["acked"] == 3 and st["failed"] == 0 and st["bad_acks"] == 0,
+          "the keyed spool: %s" % st)
+    ist = inbox_status(mb)
+    check(ist["last_sender"].startswith("alpha@%s:" % a), "last_sender %r" % ist["last_sender"])
+    logged(mb, "key alpha, mac)")
+    print("mount to mount with the key: 3 messages (0 B, 6 B, 1020K), acked 3, last_sender %s"
+          % ist["last_sender"])
+    ma.unmount()
+
+    # send-auth: every size, mac and encrypt, acknowledged or not, byte for byte
+    deliver(b, pb, inbox, 40, [0, 1, 100, 4096, 17, 0], work.path("e0.len"), "--key", alpha,
+            "--ack")
+    deliver(b, pb, inbox, 25, [64, 0, 65536], work.path("e1.len"), "--key", alpha, "--encrypt",
+            "--marker", "SECOND")
+    logged(mb, "key alpha, encrypt)")
+    print("send-auth: 40 messages (mac, acknowledged at read) and 25 (encrypt) byte for byte")
+
+    # rejected at connect, each logged and counted: a wrong key, no key, a
+    # plain librpma sender, a replayed connect request
+    failures = inbox_status(mb)["auth_failures"]
+    mw = Spool(work, {"w": {"address": b, "port": pb, "key": beta},
+                      "n": {"address": b, "port": pb}}, name="wrong").mount(wait_connected=False)
+    logged(mb, "sender's key is not one of %s's" % keys)
+    logged(mb, "sender proves no key (rpmafs private data without a key)")
+    for peer in ("w", "n"):
+        wait_until(lambda: mw.status(peer).get("last_error", "") != "", SAFETY_S,
+                   lambda: "a last_error for %s: %s" % (peer, mw.status(peer)))
+        st = mw.status(peer)
+        check(st["state"] != "connected" and "rejected" in st["last_error"].lower(),
+              "%s: %s" % (peer, st))
+        print("spool %s: state %s, last_error %r" % (peer, st["state"], st["last_error"]))
+    mw.unmount()
+    if PLAIN:
+        r = subprocess.run([PLAIN, b, str(pb), "x"], capture_output=True, text=True,
+                           timeout=SAFETY_S)
+        check(r.returncode == 3, "plain-send exited %d: %s" % (r.returncode, r.stderr))
+        logged(mb, "sender proves no key (no private data: a plain RDMA peer)")
+    req = work.path("req.bin")
+    deliver(b, pb, inbox, 1, [10], work.path("e-rep.len"), "--key", alpha, "--capture", req)
+    check(sa_rc(sa(b, pb, "--replay", req)) == 3, "a replayed connect was not rejected")
+    logged(mb, "replayed connect request (key alpha)")
+    want_failures = failures + 3 + (1 if PLAIN else 0)
+    wait_until(lambda: inbox_status(mb)["auth_failures"] >= want_failures, SAFETY_S,
+               lambda: "auth_failures %s, want %d" % (inbox_status(mb), want_failures))
+    print("rejected: a wrong key, no key, %sa replayed connect; auth_failures %d" % (
+        "a plain librpma sender, " if PLAIN else "", inbox_status(mb)["auth_failures"]))
+
+    # a bad tag mid-stream: the 20 before it are queued, nothing after it
+    p = sa(b, pb, "--key", alpha, "--count", "60", "--sizes", "64,0,1000", "--bad-at", "20",
+           "--expect", work.path("e-bad.len"))
+    first20 = read_len_records(inbox, len_bytes(20, [64, 0, 1000]))
+    check(sa_rc(p) == 0, "send-auth --bad-at exited %d" % p.returncode)
+    logged(mb, "the tag of a SEND of 1016 bytes is wrong (mac): dropping the connection")
+    check(first20 == open(work.path("e-bad.len"), "rb").read(),
+          "the bad tag: not the 20 messages before it")
+    check(inbox_status(mb)["waiting"] == 0, "more was queued: %s" % inbox_status(mb))
+    # no proof of key: a connection that proves nothing in 5 s is dropped
+    check(sa_rc(sa(b, pb, "--key", alpha, "--no-proof", "--count", "0")) == 0,
+          "send-auth --no-proof")
+    logged(mb, "no proof of key within 5000 ms: dropping it")
+    print("a bad tag after 20 messages: 20 queued, none after; no proof: dropped")
+
+    # a flood of hostile connects beside an honest sender
+    stop = threading.Event()
+    counts = [0, 0]
+    bad = []
+
+    def flood(i):
+        while not stop.is_set():
+            args = ["--replay", req] if i == 0 else ["--key", beta]
+            rc = subprocess.run([SEND_AUTH, "--connect", "%s:%d" % (b, pb), "--quiet"] + args,
+                                capture_output=True, timeout=SAFETY_S).returncode
+            if rc != 3:
+                bad.append((i, rc))
+            counts[i] += 1
+    threads = [threading.Thread(target=flood, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    try:
+        wait_until(lambda: counts[0] + counts[1] >= 4, SAFETY_S, "the flood to start")
+        before = counts[0] + counts[1]
+        deliver(b, pb, inbox, 300, [64, 0, 1500], work.path("e-honest.len"), "--key", alpha,
+                "--ack", "--marker", "HONEST")
+        during = counts[0] + counts[1] - before
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(SAFETY_S)
+    check(not bad, "hostile connects not rejected: %s" % bad[:5])
+    check(during > 0, "no hostile connect while the honest sender ran")
+    print("flood: %d hostile connects rejected (%d while the honest sender's 300 arrived)" % (
+        counts[0] + counts[1], during))
+
+    # encrypt on the wire: the marker is absent with encrypt, present with mac
+    netdev = os.environ.get("LAB_NETDEV_B")
+    if netdev and subprocess.run(["sh", "-c", "command -v tcpdump"],
+                                 capture_output=True).returncode == 0:
+        for mode, marker, extra in (("mac", "MACMARKER", []),
+                                    ("encrypt", "ENCMARKER", ["--encrypt"])):
+            pcap, tlog = work.path(mode + ".pcap"), work.path(mode + ".tcpdump")
+            td = subprocess.Popen(["tcpdump", "-i", netdev, "--immediate-mode", "-U", "-n",
+                                   "-c", "30", "-w", pcap, "udp", "port", "4791"],
+                                  stdout=subprocess.DEVNULL, stderr=open(tlog, "w"))
+            work.procs.append(td)
+            wait_until(lambda: "listening on" in open(tlog).read(), SAFETY_S, "tcpdump")
+            deliver(b, pb, inbox, 40, [300], work.path("e-%s.len" % mode), "--key", alpha,
+                    "--marker", marker, *extra)
+            check(td.wait(SAFETY_S) == 0, "tcpdump: %s" % open(tlog).read())
+            seen = marker.encode() in open(pcap, "rb").read()
+            check(seen == (mode == "mac"), "%s: the marker %s on the wire" % (
+                mode, "is" if seen else "is not"))
+        print("on the wire: the marker shows with mac, not with encrypt")
+    else:
+        print("the wire: no tcpdump or LAB_NETDEV_B here, not checked")
+    mb.unmount()
+
+    # a key file in DIR that others may read refuses the mount, naming it
+    loose = key_file(os.path.join(keys, "loose.key"), 0o644)
+    bad_m = Spool(work, {"rpmafs": {"listen": "%s:%d" % (b, next_port()), "listen_keys": keys}},
+                  name="loose")
+    res = subprocess.run([os.environ["RPMAFS"], "-f", "--config", bad_m.config, bad_m.mnt],
+                         capture_output=True, text=True, timeout=SAFETY_S)
+    check(res.returncode == 2, "mount with a 0644 key in listen_keys: rc %d" % res.returncode)
+    check("[rpmafs] listen_keys: %s: key file is readable or writable by group or others "
+          "(mode 0644): chmod 600 %s" % (loose, loose) in res.stderr, "stderr: %s" % res.stderr)
+    check(not os.path.ismount(bad_m.mnt), "mounted anyway")
+    print("0644 key in listen_keys: rc %d, %s" % (res.returncode, res.stderr.strip()))
+
+
+sys.exit(run("inbox_auth", body))

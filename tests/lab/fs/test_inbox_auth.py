@@ -119,7 +119,7 @@ def body(work):
     ist = inbox_status(mb)
     check(ist["last_sender"].startswith("alpha@%s:" % a), "last_sender %r" % ist["last_sender"])
     logged(mb, "key alpha, mac)")
-    print("mount to mount with the key: 3 messages (0 B, 6 B, 1020K), acked 3, last_sender %s"
+    print("mount to mount with the key: 3 messages (6 B, 0 B, 1020K), acked 3, last_sender %s"
           % ist["last_sender"])
     ma.unmount()
 

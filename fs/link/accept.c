@@ -21,25 +21,27 @@ size_t accept_offer(
 	return rpmafs_pdata_encode(&mine, hdr);
 }
 
-/* with a key: the accept must prove it (docs/design.md §11.2); 0 or -1 (why) */
+/*
+ * with a key: the accept must prove it (docs/design.md §11.2); 0 or -1
+ * (why). Its mode is taken: encrypt when asked for (an accept without it
+ * is refused by rpmafs_auth_accept_check), and also when protect = mac
+ * and the receiver says encrypt (rpma-recv --protect encrypt): it asked
+ * for more protection than the sender, which can give it.
+ */
 static int judge_auth(const struct rpmafs_peer_cfg *pc, const uint8_t *req, const void *ptr,
 	size_t len, struct accept_answer *ans, char *why, size_t whylen)
 {
+	bool want = pc->protect == RPMAFS_PROTECT_ENCRYPT;
 	const char *what = "receiver proves no key";
 
-	if (rpmafs_auth_accept_check(pc->key, req, ptr, len, pc->protect == RPMAFS_PROTECT_ENCRYPT,
-		    &ans->auth, &what)) {
+	if (rpmafs_auth_accept_check(pc->key, req, ptr, len, want, &ans->auth, &what)) {
 		snprintf(why, whylen, "%s", what);
 		return -1;
 	}
-	if (rpmafs_auth_encrypts(ans->auth)) {
-		/* a re-send would need rpmafs_auth_unseal with the old connection's state */
-		rpmafs_auth_delete(&ans->auth);
-		snprintf(why, whylen,
-			"the receiver's accept is in encrypt mode: this rpmafs sends only "
-			"protect = mac so far");
-		return -1;
-	}
+	if (!want && rpmafs_auth_encrypts(ans->auth))
+		log_info("%s: %s:%u encrypts (protect = encrypt on the receiver): so does this "
+			 "connection",
+			pc->name, pc->address, pc->port);
 	return 0;
 }
 

@@ -47,8 +47,10 @@ size_t accept_offer(
  * or -1 when the attempt fails for good (malformed header; confirm =
  * receiver and the receiver does not acknowledge; with a key, an accept
  * that proves no key or the wrong one, rpmafs_auth_accept_check's
- * reasons, or one in encrypt mode, not sent yet), why saying so. With a
- * key, ans->auth is the connection's state on success (NULL on failure).
+ * reasons: protect = encrypt and an accept without it), why saying so. An
+ * accept in encrypt mode is taken with protect = mac too. With a key,
+ * ans->auth is the connection's state on success (NULL on failure), in
+ * the accept's mode.
  */
 int accept_judge(const struct rpmafs_peer_cfg *pc, const uint8_t req[ACCEPT_OFFER_MAX],
 	const void *ptr, size_t len, struct accept_answer *ans, char *why, size_t whylen);

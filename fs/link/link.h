@@ -41,6 +41,7 @@
 struct loop;
 struct devices;
 struct link;
+struct linkauth;
 struct rpmafs_ack;
 
 /* reconnection back-off: doubled after each failed attempt, up to the cap */
@@ -135,6 +136,29 @@ enum link_op {
 int link_post(struct link *link, enum link_op op, size_t offset, uint32_t len, uint64_t wr_id,
 	bool signaled);
 
+/*
+ * struct link_sealed -- what encrypted a message's payload in place in the
+ * pool (key = with protect = encrypt, docs/design.md §11.2): the sealing
+ * connection's keys (held by the record, alive after the connection is
+ * gone), the SEND's seq and imm. The link fills it when it seals a send
+ * that names it (link_send.sealed) and, at the next post of the same
+ * payload (a re-send on a new connection), gives the payload its plaintext
+ * back before it seals it again. Zero: plaintext (always, with mac or
+ * without a key). Under the lock that orders the posts, as link_post_batch.
+ */
+struct link_sealed {
+	struct linkauth *by; /* NULL: the payload is plaintext */
+	uint64_t seq;
+	uint32_t imm;
+};
+
+/*
+ * link_sealed_forget -- the message is done with (its slot goes back to the
+ * pool): drop the record's keys without touching the payload; a zero
+ * record is left as it is. Any thread, under the lock of the record.
+ */
+void link_sealed_forget(struct link_sealed *rec);
+
 /* one send of a batch: LINK_SEND of len bytes at offset, or LINK_SEND_EMPTY (len 0) */
 struct link_send {
 	enum link_op op;
@@ -143,6 +167,12 @@ struct link_send {
 	uint64_t wr_id;
 	bool signaled;
 	uint32_t imm; /* the immediate data, on a receiver-confirmed connection (link_acks) */
+	/*
+	 * a LINK_SEND's payload's record (NULL: none kept): plaintext back
+	 * first if it holds one, the new seal recorded if the payload is
+	 * encrypted (struct link_sealed)
+	 */
+	struct link_sealed *sealed;
 };
 
 /* the most sends link_post_batch takes at once (rpma_send_batch's limit) */
@@ -152,8 +182,12 @@ struct link_send {
  * link_post_batch -- post n (1..LINK_BATCH_MAX) sends, in order, as one
  * chain of work requests: one ibv_post_send, one doorbell. As link_post,
  * only while UP. On a receiver-confirmed connection every send carries its
- * imm (IBV_WR_SEND_WITH_IMM, as link_post_imm), else none. Returns 0 with all posted, or an RPMA_E_* value with
- * *posted set to how many of the first sends reached the send queue.
+ * imm (IBV_WR_SEND_WITH_IMM, as link_post_imm), else none. A send whose
+ * record (sealed) holds an earlier seal gets its plaintext back first; on
+ * an encrypting connection every LINK_SEND with a record is recorded, all
+ * n, also those past a failure (they stay encrypted in the pool). Returns
+ * 0 with all posted, or an RPMA_E_* value with *posted set to how many of
+ * the first sends reached the send queue.
  */
 int link_post_batch(struct link *link, const struct link_send *sends, unsigned n, unsigned *posted);
 

@@ -24,6 +24,8 @@ int linkauth_new(struct rpma_peer *peer, struct rpma_conn *conn, struct rpmafs_a
 	}
 	la->auth = *auth;
 	*auth = NULL;
+	la->encrypt = rpmafs_auth_encrypts(la->auth);
+	la->refs = 1; /* the connection's */
 	la->nempty = nempty ? nempty : 1;
 	la->buf = calloc(1 + la->nempty, TAG);
 	if (!la->buf) {
@@ -46,6 +48,20 @@ int linkauth_new(struct rpma_peer *peer, struct rpma_conn *conn, struct rpmafs_a
 	return 0;
 }
 
+void linkauth_hold(struct linkauth *la)
+{
+	__atomic_add_fetch(&la->refs, 1, __ATOMIC_RELAXED);
+}
+
+void linkauth_put(struct linkauth *la)
+{
+	/* the last one wipes the keys */
+	if (__atomic_sub_fetch(&la->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	rpmafs_auth_delete(&la->auth);
+	free(la);
+}
+
 void linkauth_delete(struct linkauth **la_ptr)
 {
 	struct linkauth *la = *la_ptr;
@@ -54,15 +70,26 @@ void linkauth_delete(struct linkauth **la_ptr)
 		return;
 	if (la->mr)
 		(void)rpma_mr_dereg(&la->mr);
-	rpmafs_auth_delete(&la->auth);
 	free(la->buf);
-	free(la);
+	la->buf = NULL;
 	*la_ptr = NULL;
+	linkauth_put(la); /* the messages it encrypted may still hold it */
 }
 
 void linkauth_seal(struct linkauth *la, uint8_t *payload, uint32_t len, uint32_t imm)
 {
 	rpmafs_auth_seal(la->auth, imm, payload, len, payload + len);
+}
+
+uint64_t linkauth_next_seq(const struct linkauth *la)
+{
+	return rpmafs_auth_next_seq(la->auth);
+}
+
+void linkauth_unseal(
+	const struct linkauth *la, uint64_t seq, uint32_t imm, uint8_t *payload, uint32_t len)
+{
+	rpmafs_auth_unseal(la->auth, seq, imm, payload, len);
 }
 
 size_t linkauth_seal_empty(struct linkauth *la, uint32_t imm)

@@ -20,14 +20,22 @@
  * message is a 16-byte SEND of its tag alone: its 16 bytes come from
  * linkauth's own region, one slot per send queue entry (link.c).
  *
- * Only mac is sent: protect = encrypt, or a receiver that answers with
- * F_ENCRYPT, fails the attempt for good ("encrypt is not sent yet") until
- * the re-send of an encrypted message (rpmafs_auth_unseal with the state of
- * the connection that sealed it) is done.
+ * protect = encrypt (asked for, or the receiver's accept says F_ENCRYPT):
+ * sealing also encrypts the payload in place in its pool buffer. A message
+ * sent again on a later connection (a re-send, docs/design.md §8.6) then
+ * holds the ciphertext of the connection that sealed it, so linkpost.c
+ * records in the message's struct link_sealed (link.h) what sealed it: this
+ * linkauth, kept alive by a reference (linkauth_hold), with the seq and imm. The next post
+ * of the message gives it its plaintext back first (linkauth_unseal), then
+ * seals it under the new connection's keys. A linkauth is freed when its
+ * connection is gone (linkauth_delete) and no message sealed with it is
+ * left (linkauth_put). With mac nothing is recorded: the payload
+ * never changes.
  */
 #ifndef RPMAFS_LINKAUTH_H
 #define RPMAFS_LINKAUTH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +51,8 @@ struct rpmafs_auth;
 
 struct linkauth {
 	struct rpmafs_auth *auth; /* the connection's keys and seqs (owned) */
+	bool encrypt;		  /* the payloads are encrypted: seals are recorded */
+	unsigned refs;		  /* the connection's, and one per message it encrypted (atomic) */
 	struct rpma_mr_local *mr; /* buf, registered for SEND */
 	uint8_t *buf; /* [0..16): the proof; then nempty 16-byte tags of 0-byte messages */
 	unsigned nempty, next_empty;
@@ -57,15 +67,37 @@ struct linkauth {
 int linkauth_new(struct rpma_peer *peer, struct rpma_conn *conn, struct rpmafs_auth **auth,
 	unsigned nempty, struct linkauth **la_ptr);
 
-/* linkauth_delete -- after the connection is deleted; *la_ptr = NULL */
+/*
+ * linkauth_delete -- after the connection is deleted: its buffers go; the
+ * keys stay while a message sealed with them holds a reference; *la_ptr =
+ * NULL
+ */
 void linkauth_delete(struct linkauth **la_ptr);
 
 /*
  * linkauth_seal -- seal the SEND of len payload bytes at payload with
- * immediate data imm (0 without): its tag is written at payload + len.
- * Under the lock that orders the posts, in their order.
+ * immediate data imm (0 without): its tag is written at payload + len, and
+ * when la->encrypt the payload is encrypted in place. Under the lock that
+ * orders the posts, in their order.
  */
 void linkauth_seal(struct linkauth *la, uint8_t *payload, uint32_t len, uint32_t imm);
+
+/* linkauth_next_seq -- the seq the next seal takes (to record it: struct link_sealed) */
+uint64_t linkauth_next_seq(const struct linkauth *la);
+
+/*
+ * linkauth_unseal -- give the len bytes at payload, encrypted by la as SEND
+ * seq with imm, their plaintext back (rpmafs_auth_unseal); la's connection
+ * may be gone, la must be held (linkauth_hold)
+ */
+void linkauth_unseal(
+	const struct linkauth *la, uint64_t seq, uint32_t imm, uint8_t *payload, uint32_t len);
+
+/* linkauth_hold -- one more reference to la (a message it encrypted); any thread */
+void linkauth_hold(struct linkauth *la);
+
+/* linkauth_put -- drop a reference; the last one (after linkauth_delete) frees la; any thread */
+void linkauth_put(struct linkauth *la);
 
 /*
  * linkauth_seal_empty -- seal a 0-byte message's SEND (imm as above): its

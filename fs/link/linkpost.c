@@ -24,14 +24,25 @@
  * by construction: linkauth.h); a 0-byte message's tag is sent from
  * linkauth's ring, 16 bytes. A failed post drops the connection (the
  * caller's rule for a failed post), so a seq sealed and never posted is
- * never needed again.
+ * never needed again -- but a payload it encrypted is (the sends after the
+ * failed one stay pending): it is recorded in its struct link_sealed, as
+ * every encrypted one, so that its next post unseals it first.
  */
-static void seal_batch(struct link_conn *c, struct rpma_send_desc *d, unsigned n)
+static void seal_batch(
+	struct link_conn *c, struct rpma_send_desc *d, const struct link_send *sends, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
 		uint32_t imm = d[i].with_imm ? d[i].imm : 0;
+		struct link_sealed *rec = sends ? sends[i].sealed : NULL;
 
 		if (d[i].src) {
+			/* encrypt: what seals it is recorded, to give it its plaintext back */
+			if (rec && c->auth->encrypt && d[i].len) {
+				linkauth_hold(c->auth);
+				*rec = (struct link_sealed){.by = c->auth,
+					.seq = linkauth_next_seq(c->auth),
+					.imm = imm};
+			}
 			linkauth_seal(c->auth, c->pool + d[i].offset, (uint32_t)d[i].len, imm);
 			d[i].len += TAG;
 		} else {
@@ -40,6 +51,23 @@ static void seal_batch(struct link_conn *c, struct rpma_send_desc *d, unsigned n
 			d[i].len = TAG;
 		}
 	}
+}
+
+void link_sealed_forget(struct link_sealed *rec)
+{
+	if (!rec->by)
+		return;
+	linkauth_put(rec->by);
+	*rec = (struct link_sealed){0};
+}
+
+/* a payload encrypted by an earlier post (a re-send): its plaintext back, the record forgotten */
+static void unseal(struct link_conn *c, const struct link_send *s)
+{
+	struct link_sealed *rec = s->sealed;
+
+	linkauth_unseal(rec->by, rec->seq, rec->imm, c->pool + s->offset, s->len);
+	link_sealed_forget(rec);
 }
 
 /* link_post's SEND (without immediate data) on an authenticated connection */
@@ -52,7 +80,7 @@ static int post_sealed(struct link_conn *c, enum link_op op, size_t offset, uint
 		.flags = flags,
 		.op_context = ctx};
 
-	seal_batch(c, &d, 1);
+	seal_batch(c, &d, NULL, 1);
 	return rpma_send(c->conn, d.src, d.offset, d.len, flags, ctx);
 }
 
@@ -87,7 +115,7 @@ int link_post_imm(struct link *link, enum link_op op, size_t offset, uint32_t le
 	if (!c || !c->la || op == LINK_FENCE)
 		return link_post(link, op, offset, len, wr_id, signaled);
 	if (c->auth) {
-		struct link_send s = {op, offset, len, wr_id, signaled, imm};
+		struct link_send s = {op, offset, len, wr_id, signaled, imm, NULL};
 		unsigned posted;
 
 		return link_post_batch(link, &s, 1, &posted);
@@ -123,6 +151,9 @@ int link_post_batch(struct link *link, const struct link_send *sends, unsigned n
 
 		if (sends[i].op == LINK_FENCE)
 			return RPMA_E_INVAL; /* a fence is an RDMA WRITE: link_post */
+		/* a payload encrypted on an earlier connection (a re-send): plaintext first */
+		if (data && sends[i].sealed && sends[i].sealed->by)
+			unseal(c, &sends[i]);
 		d[i] = (struct rpma_send_desc){.src = data ? c->dev->pool_mr : NULL,
 			.offset = data ? sends[i].offset : 0,
 			.len = data ? sends[i].len : 0,
@@ -133,7 +164,7 @@ int link_post_batch(struct link *link, const struct link_send *sends, unsigned n
 			.op_context = (const void *)(uintptr_t)sends[i].wr_id};
 	}
 	if (c->auth)
-		seal_batch(c, d, n);
+		seal_batch(c, d, sends, n);
 	if (c->la)
 		return linkack_send_batch(c->la, c->conn, d, n, posted);
 	return rpma_send_batch(c->conn, d, n, posted);

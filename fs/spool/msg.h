@@ -23,6 +23,8 @@
 #define FUSE_USE_VERSION 34
 #include <fuse_lowlevel.h>
 
+#include "link/link.h"
+
 struct handle;
 struct msg;
 struct pool;
@@ -63,6 +65,12 @@ struct msg {
 	bool parked;		/* completed, waiting for its acknowledgement (confirm.h) */
 	bool resend;		/* not acknowledged when the connection died: pending again */
 	uint32_t wire;
+	/*
+	 * protect = encrypt: the payload is ciphertext in its slot since its
+	 * last post; its next post makes it plaintext again first, its end
+	 * forgets it (link.h; zero: plaintext)
+	 */
+	struct link_sealed sealed;
 	struct reply reply;	/* the reply it owes, once collected */
 	/* called with the outcome just before its reply is sent (NULL: none) */
 	void (*answered)(void *ctx, uint64_t arg, int err);

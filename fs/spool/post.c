@@ -55,7 +55,8 @@ unsigned post_build(
 			.len = msg->len,
 			.wr_id = msg->seq,
 			.signaled = msg->signaled,
-			.imm = imm};
+			.imm = imm,
+			.sealed = msg->kind == MSG_DATA ? &msg->sealed : NULL};
 	}
 	return n;
 }

@@ -112,6 +112,8 @@ void spool_finish_locked(struct spool *sp, struct msg *msg, enum msg_end end, in
 			msg->fh->error = EIO;
 	}
 
+	/* its payload, ciphertext or not, is read no more: the slot goes back */
+	link_sealed_forget(&msg->sealed);
 	if (msg->slot != POOL_NO_SLOT)
 		pool_put(sp->env->pool, msg->slot);
 	if (msg->fh)

@@ -940,9 +940,9 @@ static void fence_is_signaled_zero_byte_write(void **state)
 static void batch_is_one_chain(void **state)
 {
 	struct link_send sends[3] = {
-		{LINK_SEND, 100, 64, 11, false, 0},
-		{LINK_SEND_EMPTY, 0, 0, 12, false, 0},
-		{LINK_SEND, 4096, 8, 13, true, 0},
+		{LINK_SEND, 100, 64, 11, false, 0, NULL},
+		{LINK_SEND_EMPTY, 0, 0, 12, false, 0, NULL},
+		{LINK_SEND, 4096, 8, 13, true, 0, NULL},
 	};
 	unsigned posted = 99, calls;
 
@@ -970,7 +970,8 @@ static void batch_is_one_chain(void **state)
 
 static void batch_failure_posts_nothing_more(void **state)
 {
-	struct link_send sends[2] = {{LINK_SEND, 0, 8, 1, true, 0}, {LINK_SEND, 8, 8, 2, true, 0}};
+	struct link_send sends[2] = {
+		{LINK_SEND, 0, 8, 1, true, 0, NULL}, {LINK_SEND, 8, 8, 2, true, 0, NULL}};
 	unsigned posted = 99;
 
 	(void)state;
@@ -987,7 +988,7 @@ static void batch_failure_posts_nothing_more(void **state)
 
 static void batch_refused_when_not_up(void **state)
 {
-	struct link_send one = {LINK_SEND, 0, 8, 1, true, 0};
+	struct link_send one = {LINK_SEND, 0, 8, 1, true, 0, NULL};
 	unsigned posted = 99;
 
 	(void)state;
@@ -999,9 +1000,9 @@ static void batch_refused_when_not_up(void **state)
 static void batch_on_an_acked_connection_carries_each_imm(void **state)
 {
 	struct link_send sends[3] = {
-		{LINK_SEND, 0, 8, 21, false, 1},
-		{LINK_SEND_EMPTY, 0, 0, 22, false, 2},
-		{LINK_SEND, 8, 8, 23, true, 3 | RPMAFS_IMM_PROMPT},
+		{LINK_SEND, 0, 8, 21, false, 1, NULL},
+		{LINK_SEND_EMPTY, 0, 0, 22, false, 2, NULL},
+		{LINK_SEND, 8, 8, 23, true, 3 | RPMAFS_IMM_PROMPT, NULL},
 	};
 	uint8_t ack[RPMAFS_ACK_LEN];
 	unsigned posted = 99, calls;
@@ -1031,9 +1032,9 @@ static void batch_on_an_acked_connection_carries_each_imm(void **state)
 static void batch_cut_short_records_only_what_went(void **state)
 {
 	struct link_send sends[3] = {
-		{LINK_SEND, 0, 8, 31, false, 1},
-		{LINK_SEND, 8, 8, 32, false, 2},
-		{LINK_SEND, 16, 8, 33, true, 3},
+		{LINK_SEND, 0, 8, 31, false, 1, NULL},
+		{LINK_SEND, 8, 8, 32, false, 2, NULL},
+		{LINK_SEND, 16, 8, 33, true, 3, NULL},
 	};
 	uint8_t ack[RPMAFS_ACK_LEN];
 	unsigned posted = 99;
@@ -1056,7 +1057,7 @@ static void batch_cut_short_records_only_what_went(void **state)
 static void batch_cut_short_keeps_what_went(void **state)
 {
 	struct link_send sends[2] = {
-		{LINK_SEND, 0, 8, 41, false, 1}, {LINK_SEND, 8, 8, 42, true, 2}};
+		{LINK_SEND, 0, 8, 41, false, 1, NULL}, {LINK_SEND, 8, 8, 42, true, 2, NULL}};
 	uint8_t ack[RPMAFS_ACK_LEN];
 	unsigned posted = 99;
 
@@ -1073,7 +1074,7 @@ static void batch_cut_short_keeps_what_went(void **state)
 
 static void batch_refuses_a_fence(void **state)
 {
-	struct link_send f = {LINK_FENCE, 0, 0, 1, true, 0};
+	struct link_send f = {LINK_FENCE, 0, 0, 1, true, 0, NULL};
 	unsigned posted = 99;
 
 	(void)state;
@@ -1561,7 +1562,7 @@ static void key_request_proof_and_sealed_sends(void **state)
 	assert_int_equal(len, 0);
 	/* a chain of two, sealed in posting order */
 	struct link_send b[2] = {
-		{LINK_SEND, 200, 3, 3, false, 9}, {LINK_SEND_EMPTY, 0, 0, 4, true, 10}};
+		{LINK_SEND, 200, 3, 3, false, 9, NULL}, {LINK_SEND_EMPTY, 0, 0, 4, true, 10, NULL}};
 	unsigned posted;
 
 	memcpy(Pool + 200, "abc", 3);
@@ -1689,20 +1690,267 @@ static void key_receiver_with_other_key_refused(void **state)
 	key_attempt_refused(0x5a, "receiver's proof of key failed");
 }
 
-static void key_receiver_in_encrypt_refused(void **state)
+/* ---- protect = encrypt ---- */
+
+#define SENT_MAX 256
+
+/* send i's bytes as they left (payload and tag), copied: the receiver opens its own copy */
+static uint32_t sent_copy(unsigned i, uint8_t *out, uint32_t *imm)
 {
-	(void)state;
-	R.encrypt = true;
-	key_attempt_refused(0xa5, "encrypt");
+	struct fake_send_wr w = fake_send_get(the_qp(), i);
+
+	assert_int_equal(w.num_sge, 1);
+	assert_true(w.sge.length >= RPMAFS_AUTH_TAG_BYTES && w.sge.length <= SENT_MAX);
+	memcpy(out, (const void *)(uintptr_t)w.sge.addr, w.sge.length);
+	*imm = w.opcode == IBV_WR_SEND_WITH_IMM ? ntohl(w.imm_data) : 0;
+	return w.sge.length - RPMAFS_AUTH_TAG_BYTES;
 }
 
-static void key_protect_encrypt_asks_for_it(void **state)
+/* the receiver opens the copy of send i (decrypting it in place there): 0 or -1 */
+static int open_copy(unsigned i, uint8_t *out, uint32_t *len)
 {
+	uint32_t imm;
+
+	*len = sent_copy(i, out, &imm);
+	return rpmafs_auth_open(R.recv, imm, out, *len, out + *len);
+}
+
+/* connected with the receiver in encrypt mode, its proof opened */
+static void encrypt_up(void)
+{
+	auth_attempt(0xa5);
+	assert_int_equal(link_state(Link), LINK_UP);
+	assert_true(rpmafs_auth_encrypts(R.recv));
+	assert_int_equal(rpmafs_auth_open_proof(
+				 R.recv, (uint8_t *)(uintptr_t)fake_send_get(the_qp(), 0).sge.addr),
+		0);
+}
+
+static const char Secret[] = "the marker RPMAFS-SECRET-7f3a, not on the wire";
+#define SECRET_LEN ((uint32_t)sizeof(Secret) - 1)
+
+/*
+ * protect = encrypt: the request asks for it, and every message is
+ * encrypted in place in its pool buffer: the bytes posted are not the
+ * plaintext and open with the receiver's key to it; the record says what
+ * sealed it
+ */
+static void key_encrypt_sends_ciphertext(void **state)
+{
+	struct link_sealed rec = {0};
+	uint8_t got[SENT_MAX];
+	uint32_t len;
+	unsigned posted;
+
 	(void)state;
 	Peer.protect = RPMAFS_PROTECT_ENCRYPT;
-	key_attempt_refused(0xa5, "encrypt");
+	encrypt_up();
 	assert_int_equal(fake_last_connect().pdata[6],
 		RPMAFS_PDATA_F_ACK | RPMAFS_PDATA_F_AUTH | RPMAFS_PDATA_F_ENCRYPT);
+	memcpy(Pool + 100, Secret, SECRET_LEN);
+	struct link_send b = {LINK_SEND, 100, SECRET_LEN, 1, true, 7, &rec};
+
+	assert_int_equal(link_post_batch(Link, &b, 1, &posted), 0);
+	/* from the pool in place, as ever: no copy */
+	assert_int_equal(fake_send_get(the_qp(), 1).sge.addr, (uintptr_t)(Pool + 100));
+	assert_int_equal(fake_send_get(the_qp(), 1).sge.length, SECRET_LEN + RPMAFS_AUTH_TAG_BYTES);
+	assert_memory_not_equal(Pool + 100, Secret, SECRET_LEN);
+	assert_null(memmem(Pool + 100, SECRET_LEN + RPMAFS_AUTH_TAG_BYTES, "RPMAFS-SECRET", 13));
+	assert_non_null(rec.by);
+	assert_int_equal(rec.seq, 1); /* after the proof, seq 0 */
+	assert_int_equal(rec.imm, 7);
+	assert_int_equal(open_copy(1, got, &len), 0);
+	assert_int_equal(len, SECRET_LEN);
+	assert_memory_equal(got, Secret, SECRET_LEN);
+	/* a send without a record (link_post_imm) is encrypted just the same */
+	memcpy(Pool + 400, Secret, SECRET_LEN);
+	assert_int_equal(link_post_imm(Link, LINK_SEND, 400, SECRET_LEN, 2, true, 8), 0);
+	assert_memory_not_equal(Pool + 400, Secret, SECRET_LEN);
+	assert_int_equal(open_copy(2, got, &len), 0);
+	assert_memory_equal(got, Secret, SECRET_LEN);
+	link_sealed_forget(&rec);
+	assert_null(rec.by);
+	auth_done();
+}
+
+/*
+ * The re-send (the test that fails without the unseal): a message sealed
+ * on one connection, lost before it was acknowledged, is posted again on
+ * the next with its record. What goes is ciphertext that opens under the
+ * NEW connection's keys to the ORIGINAL plaintext -- not to the old
+ * connection's ciphertext -- with the new imm (a re-send may ask for a
+ * prompt acknowledgement). The old connection's keys outlived it for that.
+ */
+static void key_encrypt_resend_opens_to_the_plaintext(void **state)
+{
+	struct link_sealed rec = {0};
+	uint8_t got[SENT_MAX], first[SENT_MAX];
+	uint32_t len, imm;
+	unsigned posted;
+
+	(void)state;
+	Peer.protect = RPMAFS_PROTECT_ENCRYPT;
+	encrypt_up();
+	memcpy(Pool + 300, Secret, SECRET_LEN);
+	struct link_send b = {LINK_SEND, 300, SECRET_LEN, 1, false, 1, &rec};
+
+	assert_int_equal(link_post_batch(Link, &b, 1, &posted), 0);
+	sent_copy(1, first, &imm);
+	assert_non_null(rec.by);
+
+	/* lost: drained, the connection freed, its keys kept by the record */
+	link_drop(Link, "test: lost before its acknowledgement", 1);
+	uint64_t due = link_tick(Link, now_ms() + LINK_TEARDOWN_GRACE_MS + 1);
+
+	run_after_batch();
+	assert_int_equal(link_state(Link), LINK_BACKOFF);
+	assert_memory_not_equal(Pool + 300, Secret, SECRET_LEN); /* still the old ciphertext */
+
+	/* the next connection: new nonces, new keys (answer_auth makes R.recv anew) */
+	assert_int_equal(link_tick(Link, due), 0);
+	run_attempt_result();
+	assert_int_equal(link_state(Link), LINK_UP);
+	assert_int_equal(rpmafs_auth_open_proof(
+				 R.recv, (uint8_t *)(uintptr_t)fake_send_get(the_qp(), 0).sge.addr),
+		0);
+	b.imm = 1 | RPMAFS_IMM_PROMPT;
+	b.signaled = true;
+	assert_int_equal(link_post_batch(Link, &b, 1, &posted), 0);
+	assert_int_equal(posted, 1);
+	assert_int_equal(fake_send_get(the_qp(), 1).sge.addr, (uintptr_t)(Pool + 300));
+	assert_memory_not_equal(Pool + 300, Secret, SECRET_LEN);
+	assert_memory_not_equal(Pool + 300, first, SECRET_LEN); /* not the old ciphertext */
+	assert_int_equal(open_copy(1, got, &len), 0);
+	assert_int_equal(len, SECRET_LEN);
+	assert_memory_equal(got, Secret, SECRET_LEN);
+	/* recorded anew, by the new connection */
+	assert_non_null(rec.by);
+	assert_int_equal(rec.seq, 1);
+	assert_int_equal(rec.imm, 1 | RPMAFS_IMM_PROMPT);
+	link_sealed_forget(&rec);
+	auth_done();
+}
+
+/*
+ * The sends after a failed one in a chain were sealed too and stay
+ * pending: their next post, on the next connection, unseals them first
+ */
+static void key_encrypt_chain_cut_short_is_unsealed_at_its_next_post(void **state)
+{
+	struct link_sealed rec[2] = {{0}};
+	uint8_t got[SENT_MAX];
+	uint32_t len;
+	unsigned posted;
+
+	(void)state;
+	Peer.protect = RPMAFS_PROTECT_ENCRYPT;
+	encrypt_up();
+	memcpy(Pool + 1000, Secret, SECRET_LEN);
+	memcpy(Pool + 2000, "second", 6);
+	struct link_send b[2] = {{LINK_SEND, 1000, SECRET_LEN, 1, false, 1, &rec[0]},
+		{LINK_SEND, 2000, 6, 2, true, 2, &rec[1]}};
+
+	fake_fail(FAKE_IBV_POST_SEND, 1, ENOMEM);
+	assert_int_not_equal(link_post_batch(Link, b, 2, &posted), 0);
+	assert_int_equal(posted, 0);
+	/* both were sealed: both recorded */
+	assert_non_null(rec[0].by);
+	assert_non_null(rec[1].by);
+	assert_memory_not_equal(Pool + 2000, "second", 6);
+	link_drop(Link, "post failed", 0);
+	uint64_t due = link_tick(Link, now_ms());
+
+	run_after_batch();
+	assert_int_equal(link_tick(Link, due), 0);
+	run_attempt_result();
+	assert_int_equal(link_state(Link), LINK_UP);
+	assert_int_equal(rpmafs_auth_open_proof(
+				 R.recv, (uint8_t *)(uintptr_t)fake_send_get(the_qp(), 0).sge.addr),
+		0);
+	assert_int_equal(link_post_batch(Link, b, 2, &posted), 0);
+	assert_int_equal(open_copy(1, got, &len), 0);
+	assert_memory_equal(got, Secret, SECRET_LEN);
+	assert_int_equal(open_copy(2, got, &len), 0);
+	assert_int_equal(len, 6);
+	assert_memory_equal(got, "second", 6);
+	link_sealed_forget(&rec[0]);
+	link_sealed_forget(&rec[1]);
+	auth_done();
+}
+
+/* 0-byte messages under encrypt: a 16-byte SEND of the tag, 0 bytes to the reader, no record */
+static void key_encrypt_zero_byte_messages(void **state)
+{
+	struct link_sealed rec = {0};
+	uint8_t got[SENT_MAX];
+	uint32_t len;
+	unsigned posted;
+
+	(void)state;
+	Peer.protect = RPMAFS_PROTECT_ENCRYPT;
+	encrypt_up();
+	send_numbered(1, 1);
+	struct link_send b[2] = {{LINK_SEND_EMPTY, 0, 0, 2, false, 2, &rec},
+		{LINK_SEND_EMPTY, 0, 0, 3, true, 3 | RPMAFS_IMM_PROMPT, NULL}};
+
+	assert_int_equal(link_post_batch(Link, b, 2, &posted), 0);
+	assert_null(rec.by); /* nothing was encrypted: nothing to give back */
+	for (unsigned i = 1; i <= 3; i++) {
+		assert_int_equal(fake_send_get(the_qp(), i).sge.length, RPMAFS_AUTH_TAG_BYTES);
+		assert_int_equal(open_copy(i, got, &len), 0);
+		assert_int_equal(len, 0);
+	}
+	/* then a message with bytes still opens: the seqs ran in order */
+	memcpy(Pool, Secret, SECRET_LEN);
+	assert_int_equal(link_post_imm(Link, LINK_SEND, 0, SECRET_LEN, 4, true, 4), 0);
+	assert_int_equal(open_copy(4, got, &len), 0);
+	assert_memory_equal(got, Secret, SECRET_LEN);
+	auth_done();
+}
+
+/* protect = mac: the payload is never changed and nothing is recorded (no unseal ever) */
+static void key_mac_records_nothing(void **state)
+{
+	struct link_sealed rec = {0};
+	uint8_t got[SENT_MAX];
+	uint32_t len;
+	unsigned posted;
+
+	(void)state;
+	auth_attempt(0xa5);
+	assert_false(rpmafs_auth_encrypts(R.recv));
+	assert_int_equal(rpmafs_auth_open_proof(
+				 R.recv, (uint8_t *)(uintptr_t)fake_send_get(the_qp(), 0).sge.addr),
+		0);
+	memcpy(Pool + 100, Secret, SECRET_LEN);
+	struct link_send b = {LINK_SEND, 100, SECRET_LEN, 1, true, 1, &rec};
+
+	assert_int_equal(link_post_batch(Link, &b, 1, &posted), 0);
+	assert_null(rec.by);
+	assert_memory_equal(Pool + 100, Secret, SECRET_LEN);
+	assert_int_equal(open_copy(1, got, &len), 0);
+	auth_done();
+}
+
+/*
+ * protect = mac against a receiver in encrypt mode (rpma-recv --protect
+ * encrypt): taken, and the connection encrypts (docs/design.md §11.2)
+ */
+static void key_receiver_in_encrypt_is_taken(void **state)
+{
+	uint8_t got[SENT_MAX];
+	uint32_t len;
+
+	(void)state;
+	R.encrypt = true;
+	encrypt_up();
+	assert_int_equal(fake_last_connect().pdata[6], RPMAFS_PDATA_F_ACK | RPMAFS_PDATA_F_AUTH);
+	memcpy(Pool + 100, Secret, SECRET_LEN);
+	assert_int_equal(link_post_imm(Link, LINK_SEND, 100, SECRET_LEN, 1, true, 1), 0);
+	assert_memory_not_equal(Pool + 100, Secret, SECRET_LEN);
+	assert_int_equal(open_copy(1, got, &len), 0);
+	assert_memory_equal(got, Secret, SECRET_LEN);
+	auth_done();
 }
 
 int main(void)
@@ -1715,8 +1963,12 @@ int main(void)
 		T(key_transport_sends_sealed),
 		T(key_receiver_without_key_refused),
 		T(key_receiver_with_other_key_refused),
-		T(key_receiver_in_encrypt_refused),
-		T(key_protect_encrypt_asks_for_it),
+		T(key_receiver_in_encrypt_is_taken),
+		T(key_encrypt_sends_ciphertext),
+		T(key_encrypt_resend_opens_to_the_plaintext),
+		T(key_encrypt_chain_cut_short_is_unsealed_at_its_next_post),
+		T(key_encrypt_zero_byte_messages),
+		T(key_mac_records_nothing),
 		T(key_proof_failure_drops),
 		T(key_rejected_says_why),
 		T(up_reports_receiver_limits),

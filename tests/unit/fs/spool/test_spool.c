@@ -123,6 +123,42 @@ bool link_acks(struct link *link)
 	return Acks;
 }
 
+/*
+ * protect = encrypt as the fake link plays it (the real one: tests/unit/fs/link):
+ * every LINK_SEND of a chain, all n, is sealed and recorded in its
+ * message's record; a record that holds a seal is unsealed first. The
+ * records alive must all be forgotten by the time the messages end.
+ */
+static bool Encrypts;
+static int Sealed_live;	  /* records holding a seal now */
+static unsigned Unsealed; /* payloads given their plaintext back before a re-seal */
+static uint64_t Sealed_seq; /* the fake's seq, so that a record is told from the next */
+
+static void fake_seal(const struct link_send *s)
+{
+	if (s->op != LINK_SEND)
+		return;
+	assert_non_null(s->sealed); /* a message's payload always names its record */
+	if (s->sealed->by) {
+		Unsealed++;
+		link_sealed_forget(s->sealed);
+	}
+	if (Encrypts) {
+		*s->sealed = (struct link_sealed){
+			.by = (struct linkauth *)&Link, .seq = ++Sealed_seq, .imm = s->imm};
+		Sealed_live++;
+	}
+}
+
+void link_sealed_forget(struct link_sealed *rec)
+{
+	if (!rec->by)
+		return;
+	assert_true(Sealed_live > 0);
+	Sealed_live--;
+	*rec = (struct link_sealed){0};
+}
+
 int link_post_batch(struct link *link, const struct link_send *sends, unsigned n, unsigned *posted)
 {
 	unsigned i;
@@ -132,6 +168,8 @@ int link_post_batch(struct link *link, const struct link_send *sends, unsigned n
 	assert_true(n >= 1 && n <= LINK_BATCH_MAX);
 	assert_true(Batch_calls < MAX_POSTS);
 	Batch_sizes[Batch_calls++] = n;
+	for (i = 0; i < n; i++)
+		fake_seal(&sends[i]);
 	for (i = 0; i < n; i++) {
 		if (Post_ret && i == Batch_fail_at)
 			return Post_ret;
@@ -288,6 +326,9 @@ static void reset(enum rpmafs_peer_type type, enum rpmafs_completion completion,
 	Nposts = Drops = Drop_outstanding = Closes = Stops = Nreplies = Invalidations = 0;
 	Post_ret = 0;
 	Acks = false;
+	Encrypts = false;
+	Sealed_live = 0;
+	Unsealed = 0;
 	Batch_calls = Batch_fail_at = 0;
 	Link_next = Armed = 0;
 	Status = "connecting";
@@ -344,6 +385,8 @@ static int teardown(void **state)
 	(void)state;
 	spool_stop(Sp);
 	spool_close(Sp);
+	/* every message's record of an encrypted payload was forgotten at its end */
+	assert_int_equal(Sealed_live, 0);
 	/* every buffer is back, and every small slot */
 	assert_int_equal(pool_free_count(Pool), NSLOTS);
 	assert_int_equal(pool_small_free_count(Pool), pool_nsmall(Pool));
@@ -1970,6 +2013,90 @@ static void resend_fails_after_send_timeout(void **state)
 }
 
 /*
+ * protect = encrypt: a re-sent message is posted with the record of its
+ * first post, so the link gives it its plaintext back before sealing it
+ * again; every record is forgotten when its message ends
+ */
+static void encrypted_resend_is_unsealed_before_it_goes_again(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	Acks = Encrypts = true;
+	up(8);
+	write_msg(fh, 8);
+	write_msg(fh, 4);
+	write_msg(fh, 2);
+	empty_msg(fh); /* no payload: no record */
+	assert_int_equal(Sealed_live, 3);
+	complete(Posts[3].wr_id, IBV_WC_SUCCESS);
+	ack(1, 8, 0); /* 1 is written out: its record goes */
+	assert_int_equal(Sealed_live, 2);
+	lose_the_link(); /* 2 and 3 wait to go again, still sealed by the old connection */
+	assert_int_equal(Sealed_live, 2);
+	assert_int_equal(Unsealed, 0);
+	up(8);
+	assert_int_equal(Nposts, 7);
+	assert_int_equal(Unsealed, 2); /* plaintext back first, then sealed anew */
+	assert_int_equal(Sealed_live, 2);
+	complete(Posts[6].wr_id, IBV_WC_SUCCESS);
+	ack(4, 8, 0);
+	assert_int_equal(Sealed_live, 0);
+	assert_int_equal(stats().acked, 4);
+	assert_acked_accounts();
+	handle_delete(&fh);
+}
+
+/* a sealed re-send that fails for good (send_timeout_ms) forgets its record too */
+static void encrypted_resend_that_fails_forgets_its_seal(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	Acks = Encrypts = true;
+	up(8);
+	write_msg(fh, 8);
+	write_msg(fh, 4);
+	complete(Posts[1].wr_id, IBV_WC_SUCCESS);
+	lose_the_link();
+	assert_int_equal(Sealed_live, 2);
+	spool_tick(Sp, now_ms() + Cfg.send_timeout_ms + 1);
+	assert_int_equal(stats().failed, 2);
+	assert_int_equal(Sealed_live, 0);
+	assert_int_equal(Unsealed, 0);
+	handle_delete(&fh);
+}
+
+/*
+ * A chain that fails midway was sealed whole: the sends past the failure
+ * wait with their payload encrypted, and their next post unseals them
+ */
+static void encrypted_chain_failing_midway_unseals_what_waits(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	Acks = Encrypts = true;
+	for (int i = 0; i < 4; i++)
+		write_msg(fh, 8);
+	Post_ret = RPMA_E_PROVIDER;
+	Batch_fail_at = 2;
+	up(8);
+	assert_int_equal(stats().pending, 1);
+	assert_int_equal(Sealed_live, 3); /* the failed one ended: its record went */
+	Post_ret = 0;
+	lose_the_link(); /* the two posted go again, numbered; so does the 4th */
+	up(8);
+	assert_int_equal(Unsealed, 3);
+	assert_int_equal(Sealed_live, 3);
+	complete(Posts[Nposts - 1].wr_id, IBV_WC_SUCCESS);
+	ack(4, 8, 0);
+	assert_int_equal(Sealed_live, 0);
+	assert_acked_accounts();
+	handle_delete(&fh);
+}
+
+/*
  * Messages that failed while the link was down (re-sends past
  * send_timeout_ms) took their numbers with them: the next connection's
  * credits count from its own first number, or a full window of failed
@@ -2469,6 +2596,9 @@ int main(void)
 		T(fsync_asks_for_an_ack_and_waits_for_it),
 		T(unacked_messages_go_again_first),
 		T(resend_fails_after_send_timeout),
+		T(encrypted_resend_is_unsealed_before_it_goes_again),
+		T(encrypted_resend_that_fails_forgets_its_seal),
+		T(encrypted_chain_failing_midway_unseals_what_waits),
 		T(credits_count_from_the_next_connections_first_number),
 		T(resend_on_a_plain_connection_finishes_by_completion),
 		T(a_confirming_spool_has_a_session),

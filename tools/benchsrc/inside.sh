@@ -284,9 +284,8 @@ for ((i = 0; i < 600; i++)); do
 	nap 0.05
 done
 # the authenticated peers are not needed for the rest: each is used once it
-# is connected, and one that is not is reported with its last_error (on a
-# rpmafs that does not send protect = encrypt yet, x0's attempt fails for
-# good, docs/design.md §11.2), not waited for
+# is connected, and one that is not is reported with its last_error (its
+# figures are then null, with the reason), not waited for
 auth_up=()
 if [ $connected = 1 ]; then
 	for pr in p0:plain a0:mac x0:encrypt; do

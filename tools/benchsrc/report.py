@@ -103,9 +103,8 @@ def rounds_text(ratios):
 
 def auth_checks(fig, out, notes=None):
     """Authenticated peers (issue 25, docs/design.md §11.2): a peer with a key
-    against one without, same round. A mode whose peer did not connect (an
-    rpmafs that does not send protect = encrypt yet) is null, with the
-    reason inside.sh noted."""
+    against one without, same round. A mode whose peer did not connect is
+    null, with the reason inside.sh noted."""
     g = fig.get
     for mode, suffix, target, limit in (("mac", "", ">= 0.9", 0.9),
                                         ("encrypt", "_encrypt", "report", None)):

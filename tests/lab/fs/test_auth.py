@@ -4,9 +4,10 @@
 rpma-recv --keys DIR: a mount with the key delivers the exact bytes of
 echo, cat and dd writes and a 0-byte message (protect = mac), its
 acknowledgements sealed and taken; a wrong key, or a receiver without keys,
-delivers nothing and says so; a receiver in encrypt mode fails the attempt
-for good (encrypt is not sent yet); a key file of mode 0644 refuses the
-mount with its path."""
+delivers nothing and says so; a receiver in encrypt mode (--protect
+encrypt) is taken by a protect = mac spool, which then encrypts and
+delivers the same bytes; a key file of mode 0644 refuses the mount with its
+path. protect = encrypt itself, the wire and the re-send: fs-auth-encrypt."""
 import sys
 
 from fslab import *
@@ -87,15 +88,19 @@ def body(work):
     check(plain.messages() == [], "delivered without keys")
     nk.unmount()
 
-    # a receiver in encrypt mode: the attempt fails for good, said in last_error
-    enc = Receiver(work, b, args=["--keys", keys, "--protect", "encrypt"], name="recv-enc").start()
-    es = Spool(work, {"e": {"address": b, "port": enc.port, "key": alpha}},
-               name="enc").mount(wait_connected=False)
-    wait_until(lambda: "encrypt" in es.status("e").get("last_error", ""), SAFETY_S,
-               "the encrypt refusal (status: %s)" % es.status("e"))
-    check(enc.messages() == [], "delivered in encrypt mode")
-    print("encrypt receiver: state %s, last_error %r" % (es.status("e")["state"],
-                                                         es.status("e")["last_error"]))
+    # protect = mac against a receiver in encrypt mode: taken, the connection encrypts
+    # (docs/design.md §11.2; the wire and the re-send: fs-auth-encrypt)
+    enc = Receiver(work, b, args=["--keys", keys, "--protect", "encrypt", "--max-message", "1MiB"],
+                   name="recv-enc").start()
+    es = Spool(work, {"e": {"address": b, "port": enc.port, "key": alpha}}, name="enc").mount()
+    check("key alpha, encrypt" in open(enc.log).read(), "rpma-recv --protect encrypt: not in force")
+    es.sh("echo forced > e")
+    es.sh("cat %s > e" % work.path("blob"))
+    st = es.settled("e")
+    check(st["acked"] == 2 and st["failed"] == 0, "e: %s" % st)
+    check(enc.messages() == [b"forced\n", blob], "delivered in encrypt mode: sizes %s" % (
+        [len(m) for m in enc.messages()]))
+    print("encrypt receiver, protect = mac: delivered %d messages" % len(enc.messages()))
     es.unmount()
 
     # a key file that others may read refuses the mount, naming the file

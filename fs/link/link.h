@@ -130,8 +130,11 @@ enum link_op {
 
 /*
  * link_post -- post one work request whose completion carries wr_id; only
- * while UP (between on_up and on_down(LINK_LOST) or link_drop). Returns 0 or
- * an RPMA_E_* value.
+ * while UP (between on_up and on_down(LINK_LOST) or link_drop). On an
+ * encrypting connection a LINK_SEND's payload is encrypted in place and no
+ * record of it is kept (a message that may be sent again goes through
+ * link_post_batch with its struct link_sealed). Returns 0 or an RPMA_E_*
+ * value.
  */
 int link_post(struct link *link, enum link_op op, size_t offset, uint32_t len, uint64_t wr_id,
 	bool signaled);

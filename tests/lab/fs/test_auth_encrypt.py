@@ -29,13 +29,6 @@ ENC_MARK = b"RPMAFS-ENC-MARK-%08x" % int.from_bytes(os.urandom(4), "little")
 MAC_MARK = b"RPMAFS-MAC-MARK-%08x" % int.from_bytes(os.urandom(4), "little")
 
 
-def key_file(path):
-    with open(path, "wb") as f:
-        f.write(os.urandom(32))
-    os.chmod(path, 0o600)
-    return path
-
-
 def proc_state(pid):
     """the state letter of /proc/PID/stat (T: stopped)"""
     with open("/proc/%d/stat" % pid) as f:

@@ -1,16 +1,17 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
 """[rpmafs] listen_keys = DIR (issue 25, docs/design.md §13.5): the mount's
-inbox accepts only senders that prove one of DIR's keys. A mount with
-key = alpha.key delivers echo, a 0-byte message and a 1020K dd block into
-another mount's inbox (last_sender names the key); send-auth, the project's
-test sender on rpma/, delivers every size with mac and encrypt, byte for
-byte; a wrong key, no key, a plain librpma sender and a replayed connect
-request are rejected, logged and counted (auth_failures), with a clear
-last_error on the spool; a bad tag mid-stream drops the connection and
-nothing after it is queued; a connection without its proof is dropped; a
-flood of hostile connects does not stop an honest sender; encrypt keeps a
-marker off the wire; a 0644 key file in DIR refuses the mount."""
+inbox accepts only senders that prove one of DIR's keys. A mount with key =
+alpha.key, with mac and with protect = encrypt, delivers echo, a 0-byte
+message and a 1020K dd block into another mount's inbox (last_sender names
+the key); send-auth, the project's test sender on rpma/, delivers every
+size with mac and encrypt, byte for byte; a wrong key, no key, a plain
+librpma sender and a replayed connect request are rejected, logged and
+counted (auth_failures), with a clear last_error on the spool; a bad tag
+mid-stream drops the connection and nothing after it is queued; a
+connection without its proof is dropped; a flood of hostile connects does
+not stop an honest sender; encrypt keeps a marker off the wire; a 0644 key
+file in DIR refuses the mount."""
 import struct
 import sys
 import threading
@@ -123,12 +124,28 @@ def body(work):
           % ist["last_sender"])
     ma.unmount()
 
+    # mount to mount with protect = encrypt: the same bytes, decrypted in the inbox's slots
+    mx = Spool(work, {"x": {"address": b, "port": pb, "key": alpha, "protect": "encrypt",
+                            "close": "return"}}, name="ax").mount()
+    mx.sh("echo secret > x")
+    mx.sh(": > x")
+    mx.sh("dd if=%s of=x bs=1020K status=none" % work.path("big"))
+    want = [b"secret\n", b"", big]
+    got = records(read_len_records(inbox, sum(4 + len(m) for m in want)))
+    check(got == want, "mount to mount, encrypt: sizes %s, want %s" % ([len(m) for m in got],
+                                                                       [len(m) for m in want]))
+    st = mx.settled("x")
+    check(st["acked"] == 3 and st["failed"] == 0 and st["bad_acks"] == 0,
+          "the encrypting spool: %s" % st)
+    logged(mb, "key alpha, encrypt)")
+    print("mount to mount with protect = encrypt: 3 messages, acked 3")
+    mx.unmount()
+
     # send-auth: every size, mac and encrypt, acknowledged or not, byte for byte
     deliver(b, pb, inbox, 40, [0, 1, 100, 4096, 17, 0], work.path("e0.len"), "--key", alpha,
             "--ack")
     deliver(b, pb, inbox, 25, [64, 0, 65536], work.path("e1.len"), "--key", alpha, "--encrypt",
             "--marker", "SECOND")
-    logged(mb, "key alpha, encrypt)")
     print("send-auth: 40 messages (mac, acknowledged at read) and 25 (encrypt) byte for byte")
 
     # rejected at connect, each logged and counted: a wrong key, no key, a

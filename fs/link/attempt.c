@@ -55,6 +55,22 @@ static void peer_pdata(struct link_attempt *a, struct rpma_conn *conn, const uin
 	a->acks = ans.acks;
 }
 
+/*
+ * reject_hint -- what a rejection likely means; the receiver's log says
+ * which. A reject carries no reason from rpma-recv or an inbox, so the
+ * spool names the causes that fit its own config.
+ */
+static const char *reject_hint(const struct rpmafs_peer_cfg *pc, int ret, enum rpma_conn_event ev)
+{
+	if (ret || ev != RPMA_CONN_REJECTED)
+		return "";
+	if (pc->key)
+		return " (key = is set: a receiver with keys rejects a key it does not hold, one "
+		       "without keys any key)";
+	return " (nothing listens there, its allow list leaves this host out, or it wants a key "
+	       "and no key = is set: the receiver's log says which)";
+}
+
 static void connect_once(struct link_attempt *a)
 {
 	const struct rpmafs_peer_cfg *pc = a->peer;
@@ -116,10 +132,7 @@ static void connect_once(struct link_attempt *a)
 		snprintf(a->why, sizeof(a->why), "connection %s%s",
 			ret ? "timed out" : rpma_utils_conn_event_2str(ev),
 			/* the receiver's log says why; these are the likely reasons with a key */
-			!ret && ev == RPMA_CONN_REJECTED && pc->key
-				? " (key = is set: a receiver with keys rejects a key it does not "
-				  "hold, one without keys any key)"
-				: "");
+			reject_hint(pc, ret, ev));
 		a->permanent = false;
 		a->cause = accept_cause(ret, ev);
 		goto out;

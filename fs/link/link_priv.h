@@ -45,7 +45,7 @@ struct link {
 	uint64_t teardown_at_ms; /* DRAINING: the end of the grace */
 	bool drained;		 /* DRAINING: nothing outstanding any more */
 	int cause;		 /* why the last attempt failed (link_unsent), 0: none did */
-	char cause_why[160];	 /* the same, in words */
+	char cause_why[256];	 /* the same, in words */
 	uint64_t session;   /* offered in the next request: cfg.session, 0 once after a fallback */
 	bool fallback_told; /* the fallback was logged (once a mount) */
 	struct link_conn *cur; /* UP, DRAINING */

@@ -162,6 +162,8 @@ def body(work):
         check(st["state"] != "connected" and "rejected" in st["last_error"].lower(),
               "%s: %s" % (peer, st))
         print("spool %s: state %s, last_error %r" % (peer, st["state"], st["last_error"]))
+    # the spool without a key is told that a receiver may want one
+    check("no key = is set" in mw.status("n")["last_error"], "n: %s" % mw.status("n"))
     mw.unmount()
     if PLAIN:
         r = subprocess.run([PLAIN, b, str(pb), "x"], capture_output=True, text=True,

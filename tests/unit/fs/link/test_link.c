@@ -1372,6 +1372,8 @@ static void unsent_errno_after_a_rejection(void **state)
 	assert_int_equal(unsent(true), ECONNREFUSED);
 	assert_non_null(strstr(Why, "not connected (last attempt: connection "));
 	assert_non_null(strstr(Why, "Connection rejected"));
+	/* no key = here: the hint names a receiver that wants one among the causes */
+	assert_non_null(strstr(Why, "or it wants a key and no key = is set"));
 }
 
 static void unsent_errno_when_unreachable(void **state)

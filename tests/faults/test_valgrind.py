@@ -49,7 +49,20 @@ def body(work):
         print("skip: valgrind is not installed")
         sys.exit(SKIP)
     recv = VgReceiver(work, b).start()
-    sections = {"rpmafs": {"slots": 4},
+    # keys (issue 25): a keyed receiver, a mac and an encrypt peer to it, and
+    # the mount's own inbox with listen_keys, sent to by an encrypt peer
+    keys = work.path("keys")
+    os.mkdir(keys)
+    alpha = key_file(os.path.join(keys, "alpha.key"))
+    krecv = VgReceiver(work, b, args=["--keys", keys], name="krecv").start()
+    listen = next_port()
+    sections = {"rpmafs": {"slots": 4, "listen": "%s:%d" % (b, listen), "listen_keys": keys,
+                           "inbox_slots": 8, "inbox_max_message": "4KiB"},
+                "k": {"address": b, "port": krecv.port, "key": alpha, "send_timeout_ms": 4000},
+                "x": {"address": b, "port": krecv.port, "key": alpha, "protect": "encrypt",
+                      "send_timeout_ms": 4000},
+                "i": {"address": b, "port": listen, "key": alpha, "protect": "encrypt",
+                      "close": "return", "send_timeout_ms": 4000},
                 "s": {"address": b, "port": recv.port, "mode": "sync", "send_timeout_ms": 4000},
                 "a": {"address": b, "port": recv.port, "send_timeout_ms": 4000},
                 "f": {"address": b, "port": recv.port, "framing": "file",
@@ -99,24 +112,55 @@ def body(work):
             fail("setxattr worked")
         except OSError as e:
             check(e.errno == errno.EPERM, "setxattr: %s" % e)
-    # a reconnection: the receiver goes (SIGTERM) and comes back
+    ksent = []
+
+    def ksend(peer, data):
+        check(spool.write(peer, data) == 0, "write of %d bytes to %s failed" % (len(data), peer))
+        ksent.append(data)
+
+    for i in range(3):
+        ksend("k", b"mac %d" % i)
+        ksend("x", b"encrypt %d" % i)
+    spool.sh(": > x")
+    ksent.append(b"")
+    inbox = os.path.join(spool.mnt, "inbox")
+    for i in range(2):
+        check(spool.write("i", b"inbox %d" % i) == 0, "write to the inbox peer failed")
+    # lines: each message a line; a blocking read waits for them (the event)
+    with open(inbox, "rb") as f:
+        got_inbox = b""
+        while got_inbox.count(b"\n") < 2:
+            got_inbox += os.read(f.fileno(), 4096)
+    check(got_inbox == b"inbox 0\ninbox 1\n", "the keyed inbox gave %r" % got_inbox)
+    # a reconnection: the receivers go (SIGTERM) and come back
     check(recv.stop() == 0, "rpma-recv under valgrind: exit status")
+    check(krecv.stop() == 0, "rpma-recv --keys under valgrind: exit status")
     spool.wait_state("s", "reconnecting", 30)
+    spool.wait_state("x", "reconnecting", 30)
     recv.start()
+    krecv.start()
     spool.wait_state("s", "connected", 60)
     spool.wait_state("a", "connected", 60)
+    spool.wait_state("x", "connected", 60)
     for i in range(3):
         send("s", b"again %d" % i)
         send("a", b"again async %d" % i)
+        ksend("x", b"again encrypt %d" % i)
     spool.sh("truncate -s 0 s")
     sent.append(b"")
-    for peer in ("s", "a", "f"):
+    for peer in ("s", "a", "f", "k", "x", "i"):
         st = spool.settled(peer)
         check(st["failed"] == 0, "%s: failures: %s" % (peer, st))
     rc = spool.unmount(120)
     rrc = recv.stop(timeout=60)
+    krc = krecv.stop(timeout=60)
     got = recv.messages()
     check(sorted(got) == sorted(sent), "messages: sent %d, received %d" % (len(sent), len(got)))
+    kgot = krecv.messages()
+    check(sorted(kgot) == sorted(ksent), "keyed messages: sent %d, received %d" % (
+        len(ksent), len(kgot)))
+    check(krc == 0, "rpma-recv --keys under valgrind: exit status %d (99: valgrind found errors)"
+          % krc)
     logs = [work.path("fs.vg.log")] + [work.path(n) for n in os.listdir(work.dir) if ".vg." in n]
     for path in logs:
         text = vg_errors(path)
@@ -126,7 +170,8 @@ def body(work):
     check(rrc == 0, "rpma-recv under valgrind: exit status %d (99: valgrind found errors)" % rrc)
     for path in logs:
         check(not vg_errors(path).strip(), "valgrind reported in %s" % path)
-    print("valgrind: rpmafs and rpma-recv clean; %d messages" % len(sent))
+    print("valgrind: rpmafs and rpma-recv clean; %d messages, %d keyed (mac and encrypt), 2 into "
+          "the keyed inbox" % (len(sent), len(ksent)))
 
 
 sys.exit(run("faults-valgrind", body))

@@ -7,12 +7,21 @@ rpma-recv. The kernel refuses RDMA CM and verbs descriptors opened before
 the fork to the forked daemon, so every RDMA resource is made after it.
 An error in that set-up still reaches the terminal: a second mount on the
 same listen port exits non-zero with the reason on stderr, nothing mounted.
+
+With keys (issue 25, docs/design.md §11.2, §13.5), as an operator runs them:
+a second daemonized mount has a peer with key = to rpma-recv --keys DIR
+(echo, a 0-byte message and a 1020K dd block delivered byte for byte, acked
+3 in its .status) and an inbox with listen_keys = DIR that receives from a
+keyed foreground mount and from send-auth (byte for byte, last_sender
+naming the key).
 """
+import struct
 import sys
 
 from fslab import *
 
 PLAIN = os.environ.get("PLAIN_SEND")
+SEND_AUTH = os.environ.get("SEND_AUTH")
 
 
 def daemon_pids(config):
@@ -31,13 +40,27 @@ def daemon_pids(config):
     return pids
 
 
-def inbox_status(spool):
-    st = {}
-    with open(os.path.join(spool.mnt, "inbox.status")) as f:
-        for line in f:
-            k, _, v = line.rstrip("\n").partition(": ")
-            st[k] = int(v) if v.isdigit() else v
-    return st
+def read_len(path, nbytes):
+    """Read an inbox (inbox_format = len) until nbytes came: a read blocks
+    until a message is there, a large record comes in pieces; the bytes."""
+    out = bytearray()
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        while len(out) < nbytes:
+            out += os.read(fd, 1 << 20)
+    finally:
+        os.close(fd)
+    check(len(out) == nbytes, "read %d bytes, want %d" % (len(out), nbytes))
+    return bytes(out)
+
+
+def records(data):
+    got, i = [], 0
+    while i < len(data):
+        (n,) = struct.unpack_from("<I", data, i)
+        got.append(data[i + 4:i + 4 + n])
+        i += 4 + n
+    return got
 
 
 def daemonize(spool):
@@ -94,6 +117,7 @@ def body(work):
     r = daemonize(other)
     check(r.returncode != 0 and "cannot listen on %s:%d" % (b, port) in r.stderr,
           "a second listener on the port: exit %d, stderr %r" % (r.returncode, r.stderr))
+    refused = (r.returncode, r.stderr.strip())
     check(not os.path.ismount(other.mnt), "the failed mount is mounted")
     wait_until(lambda: not daemon_pids(other.config), SAFETY_S, "the failed daemon to exit")
 
@@ -105,6 +129,105 @@ def body(work):
     recv.stop()
     check(recv.messages() == [b"daemon %d\n" % i for i in range(5)],
           "rpma-recv got %r" % recv.messages())
+    print("plain: the inbox read 3 messages from plain-send, alpha delivered 5; a second "
+          "listener: exit %d, %s" % refused)
+
+    keyed(work, b)
+
+
+def keyed(work, b):
+    """The daemonized mount with keys: key = to rpma-recv --keys, listen_keys = DIR."""
+    a, _ = need_lab()
+    rkeys = work.path("recv-keys")  # rpma-recv's: the key of the daemon's peer
+    os.mkdir(rkeys, 0o700)
+    alpha = key_file(os.path.join(rkeys, "alpha.key"))
+    ikeys = work.path("inbox-keys")  # the daemon's inbox's: its senders' keys
+    os.mkdir(ikeys, 0o700)
+    fg = key_file(os.path.join(ikeys, "fg.key"))
+    sa = key_file(os.path.join(ikeys, "sa.key"))
+    krecv = Receiver(work, b, args=["--keys", rkeys, "--max-message", "1MiB", "--slots", "16"],
+                     name="recv-keys").start()
+    wait_until(lambda: "--keys %s: 1 keys" % rkeys in open(krecv.log).read(), SAFETY_S,
+               "rpma-recv to read its keys")
+    port = next_port()
+    spool = Spool(work, {"rpmafs": {"listen": "%s:%d" % (b, port), "listen_keys": ikeys,
+                                    "inbox_format": "len", "inbox_slots": 16,
+                                    "inbox_max_message": "1MiB"},
+                         "alpha": {"address": b, "port": krecv.port, "key": alpha}},
+                  name="daemon-keys")
+    r = daemonize(spool)
+    check(r.returncode == 0, "rpmafs (daemonized, keys) exited %d: %s" % (r.returncode, r.stderr))
+    check(os.path.ismount(spool.mnt), "not mounted when rpmafs returned")
+    check(len(daemon_pids(spool.config)) == 1, "daemons: %s" % daemon_pids(spool.config))
+
+    # the spool: key = to rpma-recv --keys, byte for byte, every one acknowledged
+    big = os.urandom(1020 * 1024)
+    with open(work.path("big"), "wb") as f:
+        f.write(big)
+    spool.wait_state("alpha", "connected")
+    check(spool.status("alpha")["confirm"] == "receiver", "alpha: %s" % spool.status("alpha"))
+    spool.sh("echo hello keys > alpha")
+    spool.sh(": > alpha")
+    spool.sh("dd if=%s of=alpha bs=1020K status=none" % work.path("big"))
+    want = [b"hello keys\n", b"", big]
+    st = spool.settled("alpha")
+    check(st["acked"] == 3 and st["failed"] == 0 and st["bad_acks"] == 0, "alpha: %s" % st)
+    got = krecv.messages()
+    check(got == want, "rpma-recv --keys got sizes %s, want %s" % (
+        [len(m) for m in got], [len(m) for m in want]))
+    check("key=alpha" in open(krecv.log).read(), "rpma-recv does not name the key")
+    print("daemon, key = to rpma-recv --keys: delivered sizes %s, acked %d" % (
+        [len(m) for m in got], st["acked"]))
+
+    # the inbox with listen_keys: a keyed foreground mount, mount to mount
+    inbox = os.path.join(spool.mnt, "inbox")
+    check(inbox_status(spool)["state"] == "listening", "inbox: %s" % inbox_status(spool))
+    # close = return: a receiver-confirmed write to an inbox is acknowledged when it is read
+    sender = Spool(work, {"d": {"address": b, "port": port, "key": fg, "close": "return"}},
+                   name="fg").mount()
+    sender.sh("echo to the daemon > d")
+    sender.sh(": > d")
+    sender.sh("dd if=%s of=d bs=1020K status=none" % work.path("big"))
+    want = [b"to the daemon\n", b"", big]
+    got = records(read_len(inbox, sum(4 + len(m) for m in want)))
+    check(got == want, "the keyed inbox gave sizes %s, want %s" % (
+        [len(m) for m in got], [len(m) for m in want]))
+    st = sender.settled("d")
+    check(st["acked"] == 3 and st["failed"] == 0 and st["bad_acks"] == 0, "d: %s" % st)
+    ist = inbox_status(spool)
+    check(ist["last_sender"].startswith("fg@%s:" % a), "last_sender %r" % ist["last_sender"])
+    print("daemon's inbox, listen_keys, from a keyed mount: sizes %s, acked %d, last_sender %s"
+          % ([len(m) for m in got], st["acked"], ist["last_sender"]))
+    sender.unmount()
+
+    # ... and from send-auth, the project's test sender, mac and encrypt
+    if SEND_AUTH:
+        for mode, extra in (("mac", ["--ack"]), ("encrypt", ["--encrypt"])):
+            expect = work.path("sa-%s.len" % mode)
+            sizes = [0, 1, 100, 4096, 65536]
+            p = subprocess.Popen([SEND_AUTH, "--connect", "%s:%d" % (b, port), "--key", sa,
+                                  "--count", "25", "--sizes", ",".join(map(str, sizes)),
+                                  "--expect", expect] + extra,
+                                 stdout=subprocess.DEVNULL, stderr=open(work.path(
+                                     "sa-%s.log" % mode), "w"))
+            work.procs.append(p)
+            data = read_len(inbox, sum(4 + sizes[k % len(sizes)] for k in range(25)))
+            check(p.wait(SAFETY_S) == 0, "send-auth (%s) exited %d" % (mode, p.returncode))
+            check(data == open(expect, "rb").read(), "send-auth (%s): not the bytes sent" % mode)
+        ist = inbox_status(spool)
+        check(ist["last_sender"].startswith("sa@%s:" % a), "last_sender %r" % ist["last_sender"])
+        print("daemon's inbox from send-auth: 25 messages with mac (acknowledged), 25 with "
+              "encrypt, byte for byte; received %d, auth_failures %d" % (
+                  ist["received"], ist["auth_failures"]))
+    else:
+        print("no SEND_AUTH: the keyed inbox heard from the keyed mount only")
+    check(inbox_status(spool)["auth_failures"] == 0, "inbox: %s" % inbox_status(spool))
+
+    r = subprocess.run(["fusermount3", "-u", spool.mnt], capture_output=True, text=True,
+                       timeout=SAFETY_S)
+    check(r.returncode == 0, "fusermount3 -u: %s" % r.stderr)
+    wait_until(lambda: not daemon_pids(spool.config), SAFETY_S, "the keyed daemon to exit")
+    krecv.stop()
 
 
 sys.exit(run("daemon", body))

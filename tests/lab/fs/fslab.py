@@ -125,12 +125,16 @@ def next_port():
 class Receiver:
     """rpma-recv listening on addr; --format len into a file we decode."""
 
-    def __init__(self, work, addr, port=None, args=(), name="recv"):
+    def __init__(self, work, addr, port=None, args=(), name="recv", outdir=None, popen=None):
+        """outdir: where the output (and its state file) go, the work
+        directory unless given; popen: more Popen arguments (preexec_fn, env:
+        to run it as another user, who must be able to write outdir)."""
         self.work, self.addr = work, addr
         self.port = port or next_port()
         self.args = list(args)
         self.name = name
-        self.out = work.path("%s.%d.bin" % (name, self.port))
+        self.popen = dict(popen or {})
+        self.out = os.path.join(outdir or work.dir, "%s.%d.bin" % (name, self.port))
         self.log = work.path("%s.%d.log" % (name, self.port))
         self.proc = None
         self.runs = 0
@@ -143,7 +147,7 @@ class Receiver:
         self.proc = subprocess.Popen(
             [os.environ["RPMA_RECV"], "--listen", "%s:%d" % (self.addr, self.port),
              "--format", "len", "--output", out] + self.args,
-            stdout=subprocess.DEVNULL, stderr=logf)
+            stdout=subprocess.DEVNULL, stderr=logf, **self.popen)
         self.work.procs.append(self.proc)
         # the event: rpma-recv logs "listening on" once its endpoint is up
         wait_until(lambda: "listening on" in open(self.log).read() or self.proc.poll() is not None,

@@ -9,7 +9,11 @@ that leaves `slots` unset: the pool is sized to the limit ((2 slots + 4
 workers) x 1028 KiB and 256 small slots of 4 KiB), registered on the
 Soft-RoCE device, and messages
 reach rpma-recv. A `slots` that does not fit refuses to mount with the
-figures and remedies."""
+figures and remedies. With a key (issue 25): rpma-recv --keys DIR runs as
+nobody too (--slots 16: its buffers in 8 MiB), and nobody mounts a config
+whose peer has key = a file nobody owns, of mode 0600: the messages are
+delivered and acknowledged; a key file of root's (0600) refuses nobody's
+mount with its path."""
 import pwd
 import resource
 import stat
@@ -133,6 +137,74 @@ def body(work):
         check(needle in r.stderr, "no %r in: %s" % (needle, r.stderr.strip()))
     print("nobody (memlock %d KiB) mounted the default config, sent 4 messages, unmounted; "
           "slots = 16 refused" % (MEMLOCK // 1024))
+
+    # keys, all of them nobody's: rpma-recv --keys and the mount with key = run as nobody
+    keys = os.path.join(home, "keys")
+    os.mkdir(keys, 0o700)
+    key = key_file(os.path.join(keys, "alpha.key"))
+    for path in (keys, key):
+        os.chown(path, pw.pw_uid, pw.pw_gid)
+    krecv = Receiver(work, b, args=["--keys", keys, "--slots", "16"], name="recv-keys",
+                     outdir=home, popen={"preexec_fn": drop, "env": env}).start()
+    wait_until(lambda: "--keys %s: 1 keys" % keys in open(krecv.log).read(), SAFETY_S,
+               "rpma-recv (nobody) to read its keys")
+    kcfg = work.path("keyed.ini")
+    with open(kcfg, "w") as f:
+        f.write("[alpha]\naddress = %s\nport = %d\nkey = %s\n" % (b, krecv.port, key))
+    os.chmod(kcfg, 0o644)
+    klog = work.path("nonroot-keys.log")
+    with open(klog, "w") as logf:
+        proc = subprocess.Popen([os.environ["RPMAFS"], "-f", "--config", kcfg, mnt],
+                                preexec_fn=drop, env=env, stdout=logf, stderr=logf)
+    work.procs.append(proc)
+    wait_until(lambda: mounted(mnt) or proc.poll() is not None, SAFETY_S, "nobody's keyed mount")
+    check(proc.poll() is None, "rpmafs (key =) as nobody exited %s:\n%s" % (proc.returncode,
+                                                                            open(klog).read()))
+
+    def kstatus():
+        r = run_as(drop, env, ["cat", "%s/alpha.status" % mnt])
+        check(r.returncode == 0, "nobody cannot read alpha.status: %s" % r.stderr.strip())
+        return dict(l.split(": ", 1) for l in r.stdout.splitlines() if ": " in l)
+
+    try:
+        wait_until(lambda: kstatus()["state"] == "connected", SAFETY_S,
+                   lambda: "nobody's keyed alpha to connect: %s" % kstatus())
+        blob = os.urandom(60000)
+        with open(os.path.join(home, "blob"), "wb") as f:
+            f.write(blob)
+        os.chown(os.path.join(home, "blob"), pw.pw_uid, pw.pw_gid)
+        r = run_as(drop, env, ["sh", "-c", "echo keyed > %s/alpha && : > %s/alpha && "
+                               "cat blob > %s/alpha" % (mnt, mnt, mnt)])
+        check(r.returncode == 0, "nobody's keyed writes: %s" % r.stderr.strip())
+        st = wait_until(lambda: (lambda s: s if s["acked"] == "3" and s["in_flight"] == "0"
+                                 else None)(kstatus()), SAFETY_S,
+                        lambda: "3 acknowledged messages: %s" % kstatus())
+        check(st["failed"] == "0" and st["bad_acks"] == "0", "keyed alpha: %s" % st)
+        got = krecv.messages()
+        check(got == [b"keyed\n", b"", blob], "rpma-recv --keys (nobody) got sizes %s" % (
+            [len(m) for m in got]))
+        check("key=alpha" in open(krecv.log).read(), "rpma-recv does not name the key")
+        r = run_as(drop, env, ["fusermount3", "-u", mnt])
+        check(r.returncode == 0, "fusermount3 -u as nobody: %s" % r.stderr.strip())
+    finally:
+        if mounted(mnt):
+            subprocess.run(["umount", "-l", mnt], capture_output=True)
+    rc = proc.wait(SAFETY_S)
+    check(rc == 0, "rpmafs (key =) as nobody: exit status %d:\n%s" % (rc, open(klog).read()))
+    check(krecv.stop() == 0, "rpma-recv (nobody) exit status")
+    print("nobody: rpma-recv --keys and a mount with key = (0600, nobody's): sizes %s, acked %s"
+          % ([len(m) for m in got], st["acked"]))
+
+    # a key file nobody may not read (root's, 0600): the mount is refused, naming it
+    rootkey = key_file(work.path("root.key"))
+    rcfg = work.path("rootkey.ini")
+    with open(rcfg, "w") as f:
+        f.write("[alpha]\naddress = %s\nport = %d\nkey = %s\n" % (b, krecv.port, rootkey))
+    os.chmod(rcfg, 0o644)
+    r = run_as(drop, env, [os.environ["RPMAFS"], "-f", "--config", rcfg, mnt])
+    check(r.returncode == 2 and not mounted(mnt), "root's key: exit %d" % r.returncode)
+    check("[alpha] key: %s: Permission denied" % rootkey in r.stderr, "stderr: %s" % r.stderr)
+    print("nobody with root's key file: exit %d, %s" % (r.returncode, r.stderr.strip()))
 
 
 sys.exit(run("nonroot", body))

@@ -10,8 +10,12 @@ and ping WATCHDOG=1 at half the units' WatchdogSec with a STATUS= line;
 one message written to the spool is in rpma-recv's output directory and
 counted in its STATUS=; ExecStop unmounts. Paths under /etc, /run and
 /var/lib become the test's own; the processes run as root (the lab has no
-user rpmafs). The .deb is the one tools/check's package step leaves in
-<build>/package (RPMAFS_DEB_DIR): without one, the test is skipped."""
+user rpmafs). With keys (issue 25), as the examples' comments say: the
+conf's RPMA_RECV_ARGS is its commented line with --keys /etc/rpma-recv/keys,
+and alpha in the ini has its commented key = /etc/rpmafs/alpha.key, the
+same 32 bytes, each key file 0600 and its user's. The .deb is the one
+tools/check's package step leaves in <build>/package (RPMAFS_DEB_DIR):
+without one, the test is skipped."""
 import glob
 import re
 import shlex
@@ -118,9 +122,27 @@ def body(work):
              ("%S", state), ("%i", "lab")]
     port = next_port()
 
-    # rpma-recv@lab, its arguments from the packaged example, the lab's address
+    # the key, in the two places the examples name, 0600 and the units' user's (root here)
+    secret = os.urandom(32)
+    os.makedirs(os.path.join(etc, "rpma-recv", "keys"), 0o700)
+    for path in (os.path.join(etc, "rpma-recv", "keys", "alpha.key"),
+                 os.path.join(etc, "rpmafs", "alpha.key")):
+        with open(path, "wb") as f:
+            f.write(secret)
+        os.chmod(path, 0o600)
+
+    # rpma-recv@lab, its arguments from the packaged example, the lab's address;
+    # the commented line with --keys is the one in force
     conf = open(os.path.join(examples, "rpma-recv.conf.example")).read()
+    keyed = re.search(r"^#\s*(RPMA_RECV_ARGS=.*--keys /etc/rpma-recv/keys.*)$", conf, re.M)
+    check(keyed, "rpma-recv.conf.example has no commented RPMA_RECV_ARGS with --keys "
+          "/etc/rpma-recv/keys:\n%s" % conf)
+    check(re.search(r"owned by the unit's user, rpmafs.*\n#.*mode 0600", conf),
+          "rpma-recv.conf.example does not say whose and what mode the key files are")
+    conf = re.sub(r"^RPMA_RECV_ARGS=.*$", "# " + r"\g<0>", conf, flags=re.M)
+    conf += keyed.group(1) + "\n"
     conf = re.sub(r"--listen \S+", "--listen %s:%d" % (b, port), conf)
+    conf = conf.replace("/etc/", etc + "/")  # as the Exec lines' paths (the values are not)
     open(os.path.join(etc, "rpma-recv", "lab.conf"), "w").write(conf)
     rk = unit(os.path.join(units, "rpma-recv@.service"))
     renv = env_file(command(rk["EnvironmentFile"][0], {}, paths)[0])
@@ -137,6 +159,11 @@ def body(work):
     ini = open(os.path.join(examples, "rpmafs.ini.example")).read()
     ini = ini.replace("port = 7204", "port = %d" % port)
     ini = ini.replace("address = 192.168.77.2", "address = %s" % b)
+    check(re.search(r"^# key = /etc/rpmafs/alpha\.key$", ini, re.M),
+          "rpmafs.ini.example has no commented key = /etc/rpmafs/alpha.key")
+    check(re.search(r"owned by the user the mount runs as \(rpmafs.*\n#.*mode 0600", ini),
+          "rpmafs.ini.example does not say whose and what mode the key file is")
+    ini = ini.replace("# key = /etc/rpmafs/alpha.key", "key = %s/rpmafs/alpha.key" % etc)
     open(os.path.join(etc, "rpmafs", "lab.ini"), "w").write(ini)
     # every section but [rpmafs] is a peer; alpha and the null ones connect
     sections = re.findall(r"^\[([^\]]+)\]", ini, re.M)
@@ -166,6 +193,11 @@ def body(work):
     check(len(names) == 1, "rpma-recv's output: %r" % names)
     check(open(os.path.join(out, names[0]), "rb").read() == b"hello from the package",
           "the message written out")
+    rlog = open(work.path("rpma-recv.log")).read()
+    check("--keys %s/rpma-recv/keys: 1 keys" % etc in rlog and "key=alpha" in rlog,
+          "rpma-recv@lab did not take alpha's key:\n%s" % rlog)
+    print("rpma-recv@lab (%s) took 1 message from rpmafs@lab (alpha: key = %s/rpmafs/alpha.key)"
+          % (" ".join(command(rk["ExecStart"][0], renv, paths)[1:]), etc))
 
     # systemctl stop: ExecStop, then the kill signal
     stop = command(fk["ExecStop"][0], fenv, paths)

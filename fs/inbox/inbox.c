@@ -22,6 +22,7 @@
 #include "inbox_priv.h"
 #include "pdata.h"
 #include "peer_check.h"
+#include "received.h"
 #include "runtime/log.h"
 #include "runtime/loop.h"
 #include "sessions.h"
@@ -173,6 +174,8 @@ static void on_wc(struct inbox *ib, const struct ibv_wc *wc, bool *arrived)
 		inbox_post_slot(ib, (uint32_t)slot);
 		return;
 	}
+	/* the provider wrote them: defined from here on, for valgrind too */
+	RECEIVED(ib->buf + (size_t)slot * ib->slot_size, wc->byte_len);
 	if (ib->auth) {
 		/* with listen_keys nothing unchecked is queued: not from a connection gone */
 		if (!c) {

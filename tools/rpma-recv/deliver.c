@@ -11,25 +11,11 @@
 #include <string.h>
 #include <time.h>
 
-/*
- * The provider (the kernel, for rxe) writes received messages into our
- * buffers behind valgrind's back; say that those bytes are now defined.
- * A no-op outside valgrind, and nothing at all without its header.
- */
-#if defined(__has_include)
-#if __has_include(<valgrind/memcheck.h>)
-#include <valgrind/memcheck.h>
-#define RECEIVED(addr, len) VALGRIND_MAKE_MEM_DEFINED(addr, len)
-#endif
-#endif
-#ifndef RECEIVED
-#define RECEIVED(addr, len) ((void)(addr), (void)(len))
-#endif
-
 #include "ack.h"
 #include "auth.h"
 #include "conn_priv.h"
 #include "log.h"
+#include "received.h"
 #include "rxq.h"
 
 static void output_failed(struct recv_conn *c, int err, uint32_t len)

@@ -115,7 +115,14 @@ int link_new(const struct link_cfg *cfg, struct link **link_ptr)
 	if (!link)
 		return -ENOMEM;
 	link->cfg = *cfg;
+	pthread_mutexattr_t recursive;
+
 	pthread_mutex_init(&link->lock, NULL);
+	/* end_drain takes it, and runs inside a reap too (outstanding) */
+	pthread_mutexattr_init(&recursive);
+	pthread_mutexattr_settype(&recursive, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&link->reap_lock, &recursive);
+	pthread_mutexattr_destroy(&recursive);
 	link->state = LINK_BACKOFF;
 	link->backoff_ms = LINK_BACKOFF_FIRST_MS;
 	link->retry_at_ms = 1; /* at once */
@@ -131,6 +138,7 @@ void link_delete(struct link **link_ptr)
 	if (!link)
 		return;
 	pthread_mutex_destroy(&link->lock);
+	pthread_mutex_destroy(&link->reap_lock);
 	free(link);
 	*link_ptr = NULL;
 }
@@ -411,9 +419,12 @@ static void end_drain(struct link *link)
 	struct loop *loop = link->cfg.loop;
 	struct link_conn *c;
 
+	/* no reap on a worker (link_reap) has the connection from here on */
+	pthread_mutex_lock(&link->reap_lock);
 	pthread_mutex_lock(&link->lock);
 	if (link->state != LINK_DRAINING) {
 		pthread_mutex_unlock(&link->lock);
+		pthread_mutex_unlock(&link->reap_lock);
 		return;
 	}
 	c = link->cur;
@@ -425,24 +436,34 @@ static void end_drain(struct link *link)
 	loop_unwatch(loop, c->event_fd);
 	loop_unwatch(loop, c->compl_fd);
 	c->dead = true;
+	pthread_mutex_unlock(&link->reap_lock);
 	loop_after_batch(loop, &c->free_task);
 	link->cfg.ops->on_down(link->cfg.ctx, LINK_DRAINED, "drained");
 }
 
-/* the user's count of what is still posted: a drain ends when it reaches 0 */
-static void outstanding(struct link *link, unsigned n)
+/*
+ * the user's count of what is still posted: a drain ends when it reaches
+ * 0. On the loop thread at once; on a worker (link_reap) the loop ends it
+ * at its next tick, as after link_drop: the descriptors are the loop's.
+ */
+static void outstanding(struct link *link, unsigned n, bool on_loop)
 {
 	bool end;
 
 	pthread_mutex_lock(&link->lock);
 	end = link->state == LINK_DRAINING && n == 0;
+	if (end && !on_loop) {
+		link->drained = true;
+		loop_kick(link->cfg.loop);
+		end = false;
+	}
 	pthread_mutex_unlock(&link->lock);
 	if (end)
 		end_drain(link);
 }
 
 /* the connection is gone under us (CM event, channel failure): UP -> DRAINING */
-static void lost(struct link *link, const char *reason)
+static void lost(struct link *link, const char *reason, bool on_loop)
 {
 	bool was_up;
 
@@ -450,7 +471,8 @@ static void lost(struct link *link, const char *reason)
 	was_up = begin_drain_locked(link, reason);
 	pthread_mutex_unlock(&link->lock);
 	if (was_up)
-		outstanding(link, link->cfg.ops->on_down(link->cfg.ctx, LINK_LOST, reason));
+		outstanding(link, link->cfg.ops->on_down(link->cfg.ctx, LINK_LOST, reason),
+			on_loop);
 }
 
 void link_drop(struct link *link, const char *reason, unsigned outstanding_now)
@@ -475,57 +497,89 @@ static void on_cm_event(void *arg)
 		if (ret == RPMA_E_NO_EVENT)
 			return;
 		if (ret) {
-			lost(c->link, "connection event channel failed");
+			lost(c->link, "connection event channel failed", true);
 			return;
 		}
 		if (ev != RPMA_CONN_ESTABLISHED)
-			lost(c->link, rpma_utils_conn_event_2str(ev));
+			lost(c->link, rpma_utils_conn_event_2str(ev), true);
 	}
+}
+
+/*
+ * reap -- one batch of c's completions to the user, oldest first; under
+ * link->reap_lock, which orders the batches of the loop and of the workers
+ * (link_reap) so that the user sees them in the CQ's order. The number of
+ * completions reaped (acknowledgements and the proof included), 0 when the
+ * CQ is empty, -1 when the connection was dropped.
+ */
+static int reap(struct link_conn *c, bool on_loop)
+{
+	struct link *link = c->link;
+	struct ibv_wc wc[RPMAFS_WC_BATCH];
+	char refused[160] = "";
+	bool proof_failed = false;
+	int n, got, ret;
+
+	ret = rpma_cq_get_wc(c->cq, RPMAFS_WC_BATCH, wc, &n);
+	if (ret == RPMA_E_NO_COMPLETION)
+		return 0;
+	if (ret) {
+		lost(link, "cannot poll the completion queue", on_loop);
+		return -1;
+	}
+	got = n;
+	/* the proof's completion, on an error only, is no message's */
+	if (c->auth)
+		n = linkauth_take(wc, n, &proof_failed);
+	/* acknowledgements go to on_ack there (linkack.h); the sends stay in wc[] */
+	if (c->la)
+		n = linkack_take(c->la, c->conn, wc, n, link->cfg.ops->on_ack, link->cfg.ctx,
+			refused, sizeof(refused));
+	if (n > 0 || !c->la)
+		outstanding(link, link->cfg.ops->on_completions(link->cfg.ctx, wc, n), on_loop);
+	if (refused[0] || proof_failed) {
+		/* an ack that cannot be true: not to be trusted */
+		lost(link, refused[0] ? refused : "the proof of key was not sent", on_loop);
+		return -1;
+	}
+	return got;
 }
 
 static void on_cq(void *arg)
 {
 	struct link_conn *c = arg;
-	struct link *link = c->link;
-	struct ibv_wc wc[RPMAFS_WC_BATCH];
-	int n, ret;
+	int ret, n;
 
+	pthread_mutex_lock(&c->link->reap_lock);
 	if (c->dead)
-		return;
+		goto out;
 	ret = rpma_cq_wait(c->cq);
 	if (ret && ret != RPMA_E_NO_COMPLETION) {
-		lost(link, "completion channel failed");
-		return;
+		lost(c->link, "completion channel failed", true);
+		goto out;
 	}
-	for (;;) {
-		char refused[160] = "";
-		bool more, proof_failed = false;
+	/* re-armed: what is in the CQ now is reaped to the end, or a new one wakes us */
+	do
+		n = reap(c, true);
+	while (n == RPMAFS_WC_BATCH && !c->dead);
+out:
+	pthread_mutex_unlock(&c->link->reap_lock);
+}
 
-		ret = rpma_cq_get_wc(c->cq, RPMAFS_WC_BATCH, wc, &n);
-		more = n == RPMAFS_WC_BATCH;
-		if (ret == RPMA_E_NO_COMPLETION)
-			break;
-		if (ret) {
-			lost(link, "cannot poll the completion queue");
-			break;
-		}
-		/* the proof's completion, on an error only, is no message's */
-		if (c->auth)
-			n = linkauth_take(wc, n, &proof_failed);
-		/* acknowledgements go to on_ack there (linkack.h); the sends stay in wc[] */
-		if (c->la)
-			n = linkack_take(c->la, c->conn, wc, n, link->cfg.ops->on_ack,
-				link->cfg.ctx, refused, sizeof(refused));
-		if (n > 0 || !c->la)
-			outstanding(link, link->cfg.ops->on_completions(link->cfg.ctx, wc, n));
-		if (refused[0] || proof_failed) {
-			/* an ack that cannot be true: not to be trusted */
-			lost(link, refused[0] ? refused : "the proof of key was not sent");
-			break;
-		}
-		if (!more || c->dead)
-			break;
-	}
+int link_reap(struct link *link)
+{
+	struct link_conn *c;
+	int n = -1;
+
+	pthread_mutex_lock(&link->reap_lock);
+	pthread_mutex_lock(&link->lock);
+	c = link->state == LINK_UP ? link->cur : NULL;
+	pthread_mutex_unlock(&link->lock);
+	/* alive while reap_lock is held: end_drain takes it to let go of c */
+	if (c && !c->dead)
+		n = reap(c, false);
+	pthread_mutex_unlock(&link->reap_lock);
+	return n;
 }
 
 uint64_t link_tick(struct link *link, uint64_t now)

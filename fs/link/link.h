@@ -214,6 +214,17 @@ uint64_t link_session(struct link *link);
 bool link_acks(struct link *link);
 
 /*
+ * link_reap -- reap one batch of the completions already in the CQ on the
+ * calling thread and give them to on_completions and on_ack as the loop
+ * thread would (a FUSE worker awaiting its sync write: its reply goes out
+ * without a hand-over to the loop thread); never waits. Batches of the loop
+ * and of workers are one at a time, in the CQ's order. Returns how many
+ * completions it reaped (0: none yet), or -1 when the link is not up. Any
+ * thread but the loop's, holding none of the user's locks.
+ */
+int link_reap(struct link *link);
+
+/*
  * link_drop -- the user saw the connection fail (a failed completion or
  * post, a send overdue): UP -> DRAINING, no callback. outstanding is what
  * is still posted; any thread, the caller's lock may be held.

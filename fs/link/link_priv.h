@@ -37,6 +37,13 @@ struct link_conn {
 struct link {
 	struct link_cfg cfg;
 	pthread_mutex_t lock;
+	/*
+	 * held while a batch of completions is reaped and handed to the user
+	 * (the loop's on_cq, a worker's link_reap) and by end_drain: batches
+	 * in the CQ's order, and cur alive for a worker. Recursive (a reap
+	 * may end the drain). Taken before lock, never under the user's locks.
+	 */
+	pthread_mutex_t reap_lock;
 	enum link_state state;
 	bool tried;		 /* an attempt has ended since the mount */
 	bool stopping;		 /* unmounting: no more attempts */

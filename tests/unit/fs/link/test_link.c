@@ -1122,6 +1122,68 @@ static void spurious_wakeup_is_harmless(void **state)
 	assert_int_equal(link_state(Link), LINK_UP);
 }
 
+/*
+ * link_reap (a FUSE worker awaiting its sync write): the completions
+ * already in the CQ go to the user as the loop would give them, one batch
+ * a call, in order; the loop's later wake-up finds nothing left.
+ */
+static void worker_reap_gives_completions_in_order(void **state)
+{
+	(void)state;
+	assert_int_equal(link_reap(Link), -1); /* not up: nothing to reap from */
+	connect_up();
+	assert_int_equal(link_reap(Link), 0);
+	for (uint64_t id = 1; id <= 40; id++)
+		push_wc(id, IBV_WC_SUCCESS);
+	assert_int_equal(link_reap(Link), 32);
+	assert_int_equal(U.completions, 32);
+	push_wc(41, IBV_WC_SUCCESS);
+	run_watches(); /* the loop: the rest, after what the worker took */
+	assert_int_equal(U.completions, 41);
+	for (unsigned i = 0; i < 41; i++)
+		assert_int_equal(U.wr_ids[i], i + 1);
+	assert_int_equal(link_reap(Link), 0);
+	assert_int_equal(link_state(Link), LINK_UP);
+}
+
+/*
+ * A refused acknowledgement reaped by a worker drops the connection; with
+ * nothing outstanding the drain is over, but the descriptors are the
+ * loop's: it ends at the loop's next tick (kicked), not on the worker.
+ */
+static void worker_reap_leaves_the_end_of_a_drain_to_the_loop(void **state)
+{
+	uint8_t junk[RPMAFS_ACK_LEN];
+	struct fake_recv_wr r;
+	struct ibv_wc wc;
+	unsigned kicks;
+
+	(void)state;
+	connect_up_acked();
+	send_numbered(1, 100);
+	memset(junk, 0x5a, sizeof(junk));
+	r = fake_recv_get(the_qp(), 0);
+	wc = fx_wc(r.wr_id, IBV_WC_RECV, IBV_WC_SUCCESS);
+	memcpy((void *)(uintptr_t)r.sge.addr, junk, sizeof(junk));
+	wc.byte_len = sizeof(junk);
+	fake_cq_push_wc(the_cq(), &wc);
+	kicks = L.kicks;
+	assert_int_equal(link_reap(Link), -1);
+	assert_int_equal(U.refused_acks, 1);
+	assert_int_equal(U.downs[LINK_LOST], 1);
+	assert_int_equal(link_state(Link), LINK_DRAINING);
+	assert_int_equal(U.downs[LINK_DRAINED], 0);
+	assert_int_equal(watches(), 2); /* still watched: not unwatched off the loop */
+	assert_true(L.kicks > kicks);
+	assert_int_equal(link_reap(Link), -1); /* not up any more */
+	link_tick(Link, now_ms());
+	assert_int_equal(link_state(Link), LINK_BACKOFF);
+	assert_int_equal(U.downs[LINK_DRAINED], 1);
+	assert_int_equal(watches(), 0);
+	run_after_batch();
+	assert_int_equal(fake_live(FAKE_QP), 0);
+}
+
 static void disconnect_event_drains(void **state)
 {
 	(void)state;
@@ -2012,6 +2074,8 @@ int main(void)
 		T(completions_reach_the_user_in_order),
 		T(completions_are_reaped_in_batches),
 		T(spurious_wakeup_is_harmless),
+		T(worker_reap_gives_completions_in_order),
+		T(worker_reap_leaves_the_end_of_a_drain_to_the_loop),
 		T(disconnect_event_drains),
 		T(drop_with_nothing_outstanding_ends_at_next_tick),
 		T(drain_ends_after_the_grace),

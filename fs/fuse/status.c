@@ -19,7 +19,7 @@ enum key {
 	K_MAX_MESSAGE, K_POSTED, K_COMPLETED, K_ACKED, K_UNACKED, K_FAILED, K_IN_FLIGHT, K_PENDING,
 	K_REFUSED, K_OPEN, K_BYTES_POSTED, K_BYTES_CONFIRMED, K_RECONNECTS, K_BAD_ACKS, K_LAST_ERROR,
 	K_LAST_WR_ID, K_LAST_POSTED, K_LAST_COMPLETED, K_PAYLOAD_COPIES, K_SMALL_COPIES,
-	K_SMALL_SLOTS, K_RESENT, K_POST_CALLS, K_COUNT
+	K_SMALL_SLOTS, K_RESENT, K_POST_CALLS, K_SYNC_REAPED, K_COUNT
 };
 
 static const char *const key_names[K_COUNT] = {
@@ -54,6 +54,7 @@ static const char *const key_names[K_COUNT] = {
 	[K_SMALL_SLOTS] = "small_slots",
 	[K_RESENT] = "resent",
 	[K_POST_CALLS] = "post_calls",
+	[K_SYNC_REAPED] = "sync_reaped",
 };
 
 static void fmt_time(const struct timespec *ts, char *buf, size_t len)
@@ -191,6 +192,9 @@ static void value_of(const void *snap_v, unsigned key, char *buf, size_t len)
 		break;
 	case K_POST_CALLS:
 		snprintf(buf, len, "%" PRIu64, st->post_calls);
+		break;
+	case K_SYNC_REAPED:
+		snprintf(buf, len, "%" PRIu64, st->sync_reaped);
 		break;
 	case K_COUNT:
 		buf[0] = '\0';

@@ -25,6 +25,7 @@
 
 #include "link/link.h"
 
+struct await;
 struct handle;
 struct msg;
 struct pool;
@@ -71,6 +72,8 @@ struct msg {
 	 * forgets it (link.h; zero: plaintext)
 	 */
 	struct link_sealed sealed;
+	struct await *waiter;	/* a sync write's worker watching for its end (await.h) */
+	uint64_t armed_ns;	/* a sync write: when it was armed, for the spin budget (0: not) */
 	struct reply reply;	/* the reply it owes, once collected */
 	/* called with the outcome just before its reply is sent (NULL: none) */
 	void (*answered)(void *ctx, uint64_t arg, int err);

@@ -17,6 +17,7 @@
 
 #include <librpma.h>
 
+#include "await.h"
 #include "confirm.h"
 #include "handle.h"
 #include "msg.h"
@@ -112,6 +113,8 @@ void spool_finish_locked(struct spool *sp, struct msg *msg, enum msg_end end, in
 			msg->fh->error = EIO;
 	}
 
+	/* a sync writer's worker polling for it learns it ended (await.h) */
+	await_ended_locked(sp, msg);
 	/* its payload, ciphertext or not, is read no more: the slot goes back */
 	link_sealed_forget(&msg->sealed);
 	if (msg->slot != POOL_NO_SLOT)
@@ -309,6 +312,8 @@ void spool_submit(struct spool *sp, struct msg *msg)
 {
 	struct replies rs = REPLIES_INIT(rs);
 	uint64_t deadline = 0;
+	struct await w;
+	bool awaited = false;
 
 	pthread_mutex_lock(&sp->lock);
 	if (msg->fh) {
@@ -342,6 +347,11 @@ void spool_submit(struct spool *sp, struct msg *msg)
 	 */
 	if (sp->up && msg->req && !msg->sync && !msg_at_reserve(sp->env, msg))
 		reply_msg(&rs, msg, true, 0);
+	/* a sync write on a connection: this worker reaps its completion (await.h) */
+	if (sp->up && msg->req && msg->sync) {
+		await_arm_locked(sp, msg, &w);
+		awaited = true;
+	}
 	pthread_mutex_unlock(&sp->lock);
 	/* the worker posts after its reply: what others queue meanwhile joins the chain (§8.4) */
 	replies_send(&rs);
@@ -350,4 +360,6 @@ void spool_submit(struct spool *sp, struct msg *msg)
 	spool_post_ready_locked(sp, &rs);
 	pthread_mutex_unlock(&sp->lock);
 	replies_send(&rs);
+	if (awaited)
+		await_sync(sp, &w);
 }

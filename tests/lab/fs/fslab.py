@@ -295,6 +295,30 @@ def inbox_status(m):
     return st
 
 
+def read_len_records(path, nbytes):
+    """Read an inbox (inbox_format = len) until nbytes came: a read blocks
+    until a message is there, and a large record comes in pieces; the bytes."""
+    out = bytearray()
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        while len(out) < nbytes:
+            out += os.read(fd, 1 << 20)
+    finally:
+        os.close(fd)
+    check(len(out) == nbytes, "read %d bytes, want %d" % (len(out), nbytes))
+    return bytes(out)
+
+
+def len_records(data):
+    """The messages of inbox_format = len bytes: a 4-byte little-endian length, then that many."""
+    got, i = [], 0
+    while i < len(data):
+        (n,) = struct.unpack_from("<I", data, i)
+        got.append(data[i + 4:i + 4 + n])
+        i += 4 + n
+    return got
+
+
 def key_file(path, mode=0o600):
     """A new key file of 32 random bytes at path, of mode; its path."""
     with open(path, "wb") as f:
@@ -316,5 +340,5 @@ def run(name, body):
     return 0
 
 
-__all__ = ["NOT_SENT", "inbox_status", "key_file", "need_lab", "need_fuse", "check", "fail", "wait_until", "SAFETY_S", "in_write", "Receiver", "Spool", "run", "next_port",
+__all__ = ["NOT_SENT", "inbox_status", "key_file", "read_len_records", "len_records", "need_lab", "need_fuse", "check", "fail", "wait_until", "SAFETY_S", "in_write", "Receiver", "Spool", "run", "next_port",
            "errno", "os", "signal", "subprocess", "time", "SKIP"]

@@ -15,7 +15,6 @@ a second daemonized mount has a peer with key = to rpma-recv --keys DIR
 keyed foreground mount and from send-auth (byte for byte, last_sender
 naming the key).
 """
-import struct
 import sys
 
 from fslab import *
@@ -38,29 +37,6 @@ def daemon_pids(config):
         if argv and argv[0] == os.environ["RPMAFS"].encode() and config.encode() in argv:
             pids.append(int(pid))
     return pids
-
-
-def read_len(path, nbytes):
-    """Read an inbox (inbox_format = len) until nbytes came: a read blocks
-    until a message is there, a large record comes in pieces; the bytes."""
-    out = bytearray()
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        while len(out) < nbytes:
-            out += os.read(fd, 1 << 20)
-    finally:
-        os.close(fd)
-    check(len(out) == nbytes, "read %d bytes, want %d" % (len(out), nbytes))
-    return bytes(out)
-
-
-def records(data):
-    got, i = [], 0
-    while i < len(data):
-        (n,) = struct.unpack_from("<I", data, i)
-        got.append(data[i + 4:i + 4 + n])
-        i += 4 + n
-    return got
 
 
 def daemonize(spool):
@@ -189,7 +165,7 @@ def keyed(work, b):
     sender.sh(": > d")
     sender.sh("dd if=%s of=d bs=1020K status=none" % work.path("big"))
     want = [b"to the daemon\n", b"", big]
-    got = records(read_len(inbox, sum(4 + len(m) for m in want)))
+    got = len_records(read_len_records(inbox, sum(4 + len(m) for m in want)))
     check(got == want, "the keyed inbox gave sizes %s, want %s" % (
         [len(m) for m in got], [len(m) for m in want]))
     st = sender.settled("d")
@@ -211,7 +187,7 @@ def keyed(work, b):
                                  stdout=subprocess.DEVNULL, stderr=open(work.path(
                                      "sa-%s.log" % mode), "w"))
             work.procs.append(p)
-            data = read_len(inbox, sum(4 + sizes[k % len(sizes)] for k in range(25)))
+            data = read_len_records(inbox, sum(4 + sizes[k % len(sizes)] for k in range(25)))
             check(p.wait(SAFETY_S) == 0, "send-auth (%s) exited %d" % (mode, p.returncode))
             check(data == open(expect, "rb").read(), "send-auth (%s): not the bytes sent" % mode)
         ist = inbox_status(spool)

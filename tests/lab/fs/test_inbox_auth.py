@@ -12,7 +12,6 @@ mid-stream drops the connection and nothing after it is queued; a
 connection without its proof is dropped; a flood of hostile connects does
 not stop an honest sender; encrypt keeps a marker off the wire; a 0644 key
 file in DIR refuses the mount."""
-import struct
 import sys
 import threading
 
@@ -20,20 +19,6 @@ from fslab import *
 
 SEND_AUTH = os.environ.get("SEND_AUTH")
 PLAIN = os.environ.get("PLAIN_SEND")
-
-
-def read_len_records(path, nbytes):
-    """Read the inbox (inbox_format = len) until nbytes came: a read blocks until
-    a message is there, and a large record comes in pieces; the bytes."""
-    out = bytearray()
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        while len(out) < nbytes:
-            out += os.read(fd, 1 << 20)
-    finally:
-        os.close(fd)
-    check(len(out) == nbytes, "read %d bytes, want %d" % (len(out), nbytes))
-    return bytes(out)
 
 
 def len_bytes(count, sizes):
@@ -51,15 +36,6 @@ def deliver(addr, port, inbox, count, sizes, expect, *args):
     check(rc == 0, "send-auth %s exited %d" % (" ".join(args), rc))
     check(data == open(expect, "rb").read(), "send-auth %s: not the bytes sent" % " ".join(args))
     return data
-
-
-def records(data):
-    got, i = [], 0
-    while i < len(data):
-        (n,) = struct.unpack("<I", data[i:i + 4])
-        got.append(data[i + 4:i + 4 + n])
-        i += 4 + n
-    return got
 
 
 def sa(addr, port, *args, log=None):
@@ -111,7 +87,7 @@ def body(work):
     ma.sh(": > k")
     ma.sh("dd if=%s of=k bs=1020K status=none" % work.path("big"))
     want = [b"hello\n", b"", big]
-    got = records(read_len_records(inbox, sum(4 + len(m) for m in want)))
+    got = len_records(read_len_records(inbox, sum(4 + len(m) for m in want)))
     check(got == want, "mount to mount: sizes %s, want %s" % ([len(m) for m in got],
                                                               [len(m) for m in want]))
     st = ma.settled("k")
@@ -131,7 +107,7 @@ def body(work):
     mx.sh(": > x")
     mx.sh("dd if=%s of=x bs=1020K status=none" % work.path("big"))
     want = [b"secret\n", b"", big]
-    got = records(read_len_records(inbox, sum(4 + len(m) for m in want)))
+    got = len_records(read_len_records(inbox, sum(4 + len(m) for m in want)))
     check(got == want, "mount to mount, encrypt: sizes %s, want %s" % ([len(m) for m in got],
                                                                        [len(m) for m in want]))
     st = mx.settled("x")

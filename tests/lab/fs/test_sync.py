@@ -27,11 +27,13 @@ def body(work):
               "after sync write %d: %s" % (i, st))
 
     # the worker that wrote a sync message polls the CQ for its completion
-    # (fs/spool/await.c): some of the 20 are answered without the loop
-    # thread, counted in sync_reaped, never more than completed
-    st = spool.status("s")
+    # (fs/spool/await.c): of 200 more (dd, one write each), some are
+    # answered without the loop thread, counted in sync_reaped, never more
+    # than completed
+    spool.sh("dd if=/dev/zero of=s bs=64 count=200 status=none")
+    st = spool.settled("s")
     check(0 < st["sync_reaped"] <= st["completed"], "sync_reaped: %s" % st)
-    print("sync: %d of %d sync writes reaped by their worker" % (st["sync_reaped"],
+    print("sync: %d of %d sync writes answered by their worker" % (st["sync_reaped"],
                                                                   st["completed"]))
 
     # O_SYNC on an async spool
@@ -66,6 +68,8 @@ def body(work):
           "unaccounted messages: %s" % st)
     got = r_sync.messages()
     check(got[:20] == [b"m%d" % i for i in range(20)], "the sync messages: %r" % got[:20])
+    check(got[20:220] == [bytes(64)] * 200, "dd's 200 sync messages: sizes %s" % (
+        [len(m) for m in got[20:220]]))
 
     # async writes while disconnected: after send_timeout_ms, "Connection
     # refused" (the receiver's port has no listener: the CM rejects us) or,

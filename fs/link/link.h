@@ -220,7 +220,9 @@ bool link_acks(struct link *link);
  * without a hand-over to the loop thread); never waits. Batches of the loop
  * and of workers are one at a time, in the CQ's order. Returns how many
  * completions it reaped (0: none yet), or -1 when the link is not up. Any
- * thread but the loop's, holding none of the user's locks.
+ * thread but the loop's, holding none of the user's locks; never
+ * concurrently with link_close (which runs under the user's lock: the
+ * mount stops its workers before it closes the links).
  */
 int link_reap(struct link *link);
 

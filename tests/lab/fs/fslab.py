@@ -246,10 +246,13 @@ class Spool:
         wait_until(lambda: self.status(peer)["state"] == state, seconds,
                    "%s to be %s (status: %s)" % (peer, state, self.status(peer)))
 
-    def settled(self, peer, seconds=SAFETY_S):
-        """Wait until nothing is queued or in flight; return the status."""
-        return wait_until(lambda: (lambda s: s if s["in_flight"] == 0 and s["pending"] == 0
-                                   else None)(self.status(peer)), seconds, "%s to settle" % peer)
+    def settled(self, peer, seconds=SAFETY_S, acked=False):
+        """Wait until nothing is queued or in flight (acked: nor waiting for
+        its acknowledgement, which comes in batches after the completion);
+        return the status."""
+        return wait_until(lambda: (lambda s: s if s["in_flight"] == 0 and s["pending"] == 0 and
+                                   (not acked or s["unacked"] == 0) else None)(self.status(peer)),
+                          seconds, "%s to settle" % peer)
 
     def sh(self, cmd, check_rc=True, timeout=SAFETY_S):
         try:

@@ -44,7 +44,7 @@ def body(work):
     want += [blob[i:i + 512 * 1024] for i in range(0, len(blob), 512 * 1024)]
     want += [blob[i * 4096:(i + 1) * 4096] for i in range(3)]
     want += [big]
-    st = spool.settled("k")
+    st = spool.settled("k", acked=True)
     check(st["acked"] == len(want) and st["failed"] == 0 and st["bad_acks"] == 0,
           "k after the writes: %s" % st)
     # sync writes: each returns once rpma-recv wrote it out and a sealed ack said so
@@ -96,7 +96,7 @@ def body(work):
     check("key alpha, encrypt" in open(enc.log).read(), "rpma-recv --protect encrypt: not in force")
     es.sh("echo forced > e")
     es.sh("cat %s > e" % work.path("blob"))
-    st = es.settled("e")
+    st = es.settled("e", acked=True)
     check(st["acked"] == 2 and st["failed"] == 0, "e: %s" % st)
     check(enc.messages() == [b"forced\n", blob], "delivered in encrypt mode: sizes %s" % (
         [len(m) for m in enc.messages()]))

@@ -88,12 +88,12 @@ def body(work):
     check(cap.poll() is None, "tcpdump exited: %s" % open(tlog).read())
 
     want_e = writes(spool, "e", work, ENC_MARK)
-    st_e = spool.settled("e")
+    st_e = spool.settled("e", acked=True)
     check(st_e["acked"] == len(want_e) and st_e["failed"] == 0 and st_e["bad_acks"] == 0,
           "e after the writes: %s" % st_e)
     # then the mac control: once its marker is in the file, so is all that went before it
     want_m = writes(spool, "m", work, MAC_MARK)
-    st_m = spool.settled("m")
+    st_m = spool.settled("m", acked=True)
     check(st_m["acked"] == len(want_m) and st_m["failed"] == 0, "m after the writes: %s" % st_m)
     wait_until(lambda: MAC_MARK in open(pcap, "rb").read(), SAFETY_S,
                lambda: "the mac marker in the capture (%d bytes; %s)" % (

@@ -146,7 +146,7 @@ def keyed(work, b):
     spool.sh(": > alpha")
     spool.sh("dd if=%s of=alpha bs=1020K status=none" % work.path("big"))
     want = [b"hello keys\n", b"", big]
-    st = spool.settled("alpha")
+    st = spool.settled("alpha", acked=True)
     check(st["acked"] == 3 and st["failed"] == 0 and st["bad_acks"] == 0, "alpha: %s" % st)
     got = krecv.messages()
     check(got == want, "rpma-recv --keys got sizes %s, want %s" % (
@@ -168,7 +168,7 @@ def keyed(work, b):
     got = len_records(read_len_records(inbox, sum(4 + len(m) for m in want)))
     check(got == want, "the keyed inbox gave sizes %s, want %s" % (
         [len(m) for m in got], [len(m) for m in want]))
-    st = sender.settled("d")
+    st = sender.settled("d", acked=True)
     check(st["acked"] == 3 and st["failed"] == 0 and st["bad_acks"] == 0, "d: %s" % st)
     ist = inbox_status(spool)
     check(ist["last_sender"].startswith("fg@%s:" % a), "last_sender %r" % ist["last_sender"])

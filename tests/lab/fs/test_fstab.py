@@ -61,7 +61,7 @@ def body(work):
     for i in range(5):
         spool.sh("echo keyed %d > keyed" % i)
     spool.sh(": > keyed")
-    st = spool.settled("keyed")
+    st = spool.settled("keyed", acked=True)
     check(st["acked"] == 6 and st["failed"] == 0 and st["bad_acks"] == 0, "keyed: %s" % st)
     print("fstab mount, key = to rpma-recv --keys: acked %d" % st["acked"])
     r = subprocess.run(["umount", spool.mnt], capture_output=True, text=True, timeout=SAFETY_S)

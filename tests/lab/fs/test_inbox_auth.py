@@ -90,7 +90,7 @@ def body(work):
     got = len_records(read_len_records(inbox, sum(4 + len(m) for m in want)))
     check(got == want, "mount to mount: sizes %s, want %s" % ([len(m) for m in got],
                                                               [len(m) for m in want]))
-    st = ma.settled("k")
+    st = ma.settled("k", acked=True)
     check(st["acked"] == 3 and st["failed"] == 0 and st["bad_acks"] == 0,
           "the keyed spool: %s" % st)
     ist = inbox_status(mb)
@@ -110,7 +110,7 @@ def body(work):
     got = len_records(read_len_records(inbox, sum(4 + len(m) for m in want)))
     check(got == want, "mount to mount, encrypt: sizes %s, want %s" % ([len(m) for m in got],
                                                                        [len(m) for m in want]))
-    st = mx.settled("x")
+    st = mx.settled("x", acked=True)
     check(st["acked"] == 3 and st["failed"] == 0 and st["bad_acks"] == 0,
           "the encrypting spool: %s" % st)
     logged(mb, "key alpha, encrypt)")

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <librpma.h>
@@ -23,6 +22,7 @@
 #include "pdata.h"
 #include "peer_check.h"
 #include "received.h"
+#include "runtime/clock.h"
 #include "runtime/log.h"
 #include "runtime/loop.h"
 #include "sessions.h"
@@ -62,15 +62,6 @@ static void on_read(void *arg)
 
 	if (ac)
 		inbox_conn_ack((struct inbox_conn *)((char *)ac - offsetof(struct inbox_conn, ack)));
-}
-
-/* the table of sessions lives as long as the inbox: the mount's clock */
-uint64_t inbox_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /*
@@ -210,7 +201,7 @@ static void on_wc(struct inbox *ib, const struct ibv_wc *wc, bool *arrived)
 		if (c->session) {
 			uint32_t n = inbox_ack_num(ib->acks, (uint32_t)slot);
 
-			if (rpmafs_sessions_seen(ib->sessions, c->session, n, inbox_now_ms())) {
+			if (rpmafs_sessions_seen(ib->sessions, c->session, n, now_ms())) {
 				/* queued from an earlier connection: taken as read, in order */
 				log_info("inbox: connection %s: message %u of its session again: "
 					 "a duplicate, dropped",
@@ -222,7 +213,7 @@ static void on_wc(struct inbox *ib, const struct ibv_wc *wc, bool *arrived)
 				return;
 			}
 			/* delivered once queued (§13.4): it is never queued again */
-			rpmafs_sessions_mark(ib->sessions, c->session, n, inbox_now_ms());
+			rpmafs_sessions_mark(ib->sessions, c->session, n, now_ms());
 		}
 	} else {
 		inbox_ack_plain(ib->acks, (uint32_t)slot);

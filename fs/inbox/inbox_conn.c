@@ -19,6 +19,7 @@
 #include "inbox_priv.h"
 #include "pdata.h"
 #include "peer_check.h"
+#include "runtime/clock.h"
 #include "runtime/log.h"
 
 void inbox_conn_ack(struct inbox_conn *c)
@@ -314,7 +315,7 @@ void inbox_conn_request(struct inbox *ib, struct rpma_conn_req **req)
 	ib->conns = c;
 	if (c->auth) {
 		/* nothing is taken from it before its proof of key (inbox_tick) */
-		c->proof_by = inbox_now_ms() + RPMAFS_AUTH_PROOF_TIMEOUT_MS;
+		c->proof_by = now_ms() + RPMAFS_AUTH_PROOF_TIMEOUT_MS;
 		ib->unproven++;
 		loop_arm(ib->loop, c->proof_by);
 		snprintf(keyed, sizeof(keyed), ", key %s, %s", rpmafs_key_name(key),

@@ -33,6 +33,15 @@ static inline uint64_t now_ms(void)
 	return clock_ms_of(&ts);
 }
 
+/* now_ns -- monotonic nanoseconds (a spin's budget: fs/spool/await.c) */
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 /* now_ms_coarse -- monotonic milliseconds as of the last clock tick */
 static inline uint64_t now_ms_coarse(void)
 {

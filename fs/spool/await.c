@@ -4,20 +4,12 @@
  */
 
 #include <pthread.h>
-#include <time.h>
 
 #include "await.h"
 #include "msg.h"
 #include "spool_impl.h"
 #include "link/link.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
+#include "runtime/clock.h"
 
 static void cpu_relax(void)
 {

@@ -20,7 +20,7 @@ struct spool_stats {
 	uint64_t small_copies;	/* of payload_copies: small payloads copied into small slots */
 	uint64_t open_handles;	/* spool file descriptions open now */
 	uint64_t post_calls;	/* chains of sends posted (one ibv_post_send each) */
-	uint64_t sync_reaped;	/* sync messages ended by their own writer's reap (await.h) */
+	uint64_t sync_reaped;	/* sync messages ended in a worker's reap, not the loop's (await.h) */
 	uint64_t last_wr_id;
 	uint64_t resent;	/* receiver confirmation: posted again after a reconnection */
 	uint64_t acked;		/* receiver confirmation: acknowledged by the receiver */

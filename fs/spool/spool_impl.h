@@ -70,7 +70,7 @@ struct spool {
 	struct confirm cf;	   /* receiver confirmation (confirm.h) */
 	struct handle *open_files; /* not released yet (handle.c) */
 	unsigned fsync_waiting;	   /* fsyncs (and waiting closes) not answered yet */
-	uint64_t sync_mean_ns;	   /* a sync message's time from post to end, running mean (await.c) */
+	uint64_t sync_mean_ns;	   /* a sync message's time from its post to its end, running mean (await.c) */
 
 	struct spool_stats st; /* the counters, kept current (ever_up is stored here only) */
 	/* the status text as last rendered (a hash) and when it last changed */

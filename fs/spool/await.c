@@ -11,6 +11,14 @@
 #include "link/link.h"
 #include "runtime/clock.h"
 
+/*
+ * The clock is read once every AWAIT_POLLS_PER_CLOCK polls of the CQ, not
+ * at each: where the clock source cannot be read from user space (the lab
+ * VM) each reading is a system call, while a poll of rxe's CQ is a read of
+ * shared memory (runtime/clock.h).
+ */
+#define AWAIT_POLLS_PER_CLOCK 16
+
 static void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -61,6 +69,7 @@ void await_ended_locked(struct spool *sp, struct msg *msg)
 
 void await_sync(struct spool *sp, struct await *w)
 {
+	unsigned polls = 0;
 	bool done;
 
 	pthread_mutex_lock(&sp->lock);
@@ -82,7 +91,7 @@ void await_sync(struct spool *sp, struct await *w)
 			if (done)
 				break;
 		}
-		if (now_ns() >= w->until_ns)
+		if (++polls % AWAIT_POLLS_PER_CLOCK == 0 && now_ns() >= w->until_ns)
 			break;
 		cpu_relax();
 	}

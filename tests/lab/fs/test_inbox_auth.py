@@ -80,42 +80,29 @@ def body(work):
     big = os.urandom(1020 * 1024)
     with open(work.path("big"), "wb") as f:
         f.write(big)
-    # close = return: a receiver-confirmed write to an inbox is acknowledged when it is read
-    ma = Spool(work, {"k": {"address": b, "port": pb, "key": alpha, "close": "return"}},
-               name="a").mount()
-    ma.sh("echo hello > k")
-    ma.sh(": > k")
-    ma.sh("dd if=%s of=k bs=1020K status=none" % work.path("big"))
-    want = [b"hello\n", b"", big]
-    got = len_records(read_len_records(inbox, sum(4 + len(m) for m in want)))
-    check(got == want, "mount to mount: sizes %s, want %s" % ([len(m) for m in got],
-                                                              [len(m) for m in want]))
-    st = ma.settled("k", acked=True)
-    check(st["acked"] == 3 and st["failed"] == 0 and st["bad_acks"] == 0,
-          "the keyed spool: %s" % st)
-    ist = inbox_status(mb)
-    check(ist["last_sender"].startswith("alpha@%s:" % a), "last_sender %r" % ist["last_sender"])
-    logged(mb, "key alpha, mac)")
-    print("mount to mount with the key: 3 messages (6 B, 0 B, 1020K), acked 3, last_sender %s"
-          % ist["last_sender"])
-    ma.unmount()
-
-    # mount to mount with protect = encrypt: the same bytes, decrypted in the inbox's slots
-    mx = Spool(work, {"x": {"address": b, "port": pb, "key": alpha, "protect": "encrypt",
-                            "close": "return"}}, name="ax").mount()
-    mx.sh("echo secret > x")
-    mx.sh(": > x")
-    mx.sh("dd if=%s of=x bs=1020K status=none" % work.path("big"))
-    want = [b"secret\n", b"", big]
-    got = len_records(read_len_records(inbox, sum(4 + len(m) for m in want)))
-    check(got == want, "mount to mount, encrypt: sizes %s, want %s" % ([len(m) for m in got],
-                                                                       [len(m) for m in want]))
-    st = mx.settled("x", acked=True)
-    check(st["acked"] == 3 and st["failed"] == 0 and st["bad_acks"] == 0,
-          "the encrypting spool: %s" % st)
-    logged(mb, "key alpha, encrypt)")
-    print("mount to mount with protect = encrypt: 3 messages, acked 3")
-    mx.unmount()
+    # close = return: a receiver-confirmed write to an inbox is acknowledged
+    # when it is read; with protect = encrypt the same bytes, decrypted in
+    # the inbox's slots
+    for name, peer, protect, text in (("a", "k", "mac", "hello"), ("ax", "x", "encrypt", "secret")):
+        sp = Spool(work, {peer: {"address": b, "port": pb, "key": alpha, "protect": protect,
+                                 "close": "return"}}, name=name).mount()
+        sp.sh("echo %s > %s" % (text, peer))
+        sp.sh(": > %s" % peer)
+        sp.sh("dd if=%s of=%s bs=1020K status=none" % (work.path("big"), peer))
+        want = [text.encode() + b"\n", b"", big]
+        got = len_records(read_len_records(inbox, sum(4 + len(m) for m in want)))
+        check(got == want, "mount to mount, %s: sizes %s, want %s" % (
+            protect, [len(m) for m in got], [len(m) for m in want]))
+        st = sp.settled(peer, acked=True)
+        check(st["acked"] == 3 and st["failed"] == 0 and st["bad_acks"] == 0,
+              "the keyed spool (%s): %s" % (protect, st))
+        ist = inbox_status(mb)
+        check(ist["last_sender"].startswith("alpha@%s:" % a),
+              "last_sender %r" % ist["last_sender"])
+        logged(mb, "key alpha, %s)" % protect)
+        print("mount to mount with the key, protect = %s: 3 messages (%d B, 0 B, 1020K), acked 3, "
+              "last_sender %s" % (protect, len(want[0]), ist["last_sender"]))
+        sp.unmount()
 
     # send-auth: every size, mac and encrypt, acknowledged or not, byte for byte
     deliver(b, pb, inbox, 40, [0, 1, 100, 4096, 17, 0], work.path("e0.len"), "--key", alpha,

@@ -80,6 +80,11 @@ static bool covered(const struct confirm *cf, const struct msg *msg)
 	return !rpmafs_seq_after(msg->wire, cf->acked);
 }
 
+bool confirm_acked(const struct confirm *cf, const struct msg *msg)
+{
+	return cf->on && msg->numbered && covered(cf, msg);
+}
+
 bool confirm_park(struct confirm *cf, struct msg *msg, struct spool_stats *st)
 {
 	/*

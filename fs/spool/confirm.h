@@ -72,6 +72,14 @@ void confirm_posted(struct confirm *cf, struct msg *msg, uint32_t imm);
 bool confirm_park(struct confirm *cf, struct msg *msg, struct spool_stats *st);
 
 /*
+ * confirm_acked -- the receiver has acknowledged msg on this connection:
+ * it wrote it out, whatever its send's completion says (an ack can come
+ * before the completion of the send it covers, which may then fail with
+ * the connection)
+ */
+bool confirm_acked(const struct confirm *cf, const struct msg *msg);
+
+/*
  * confirm_retry -- msg's send failed with status: true when it waits here
  * to be sent again after the next connection (numbered, and a failure of
  * the connection, not of the message: flushed, retries exceeded), as

@@ -134,6 +134,15 @@ static void on_ack(void *ctx, const struct rpmafs_ack *ack, unsigned unanswered)
 	spool_attrs_changed(sp);
 }
 
+/* msg completed with an error and goes no more: say which, unless it is one of a flush */
+static void failed_locked(struct spool *sp, struct msg *msg, int status, struct replies *rs)
+{
+	if (status != IBV_WC_WR_FLUSH_ERR)
+		log_warn("%s: message %llu (%u bytes) failed: %s", sp->cfg->name,
+			(unsigned long long)msg->seq, (unsigned)msg->len, ibv_wc_status_str(status));
+	spool_finish_locked(sp, msg, END_FAILED, status, NULL, rs);
+}
+
 static unsigned on_completions(void *ctx, const struct ibv_wc *wc, int n)
 {
 	struct spool *sp = ctx;
@@ -153,11 +162,10 @@ static unsigned on_completions(void *ctx, const struct ibv_wc *wc, int n)
 			struct msg *msg = msgq_pop(&sp->in_flight);
 
 			if (msg->seq == seq) {
-				if (wc[i].status == IBV_WC_SUCCESS)
+				if (wc[i].status == IBV_WC_SUCCESS || confirm_acked(&sp->cf, msg))
 					complete_locked(sp, msg, &rs);
 				else if (!confirm_retry(&sp->cf, msg, wc[i].status, &sp->st))
-					spool_finish_locked(
-						sp, msg, END_FAILED, wc[i].status, NULL, &rs);
+					failed_locked(sp, msg, wc[i].status, &rs);
 				break;
 			}
 			complete_locked(sp, msg, &rs);

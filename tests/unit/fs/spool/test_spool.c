@@ -2104,6 +2104,45 @@ static void unacked_messages_go_again_first(void **state)
 	handle_delete(&fh);
 }
 
+/*
+ * The receiver's ack of a message can come before its send's completion,
+ * and the connection can fail between them: the message was written out,
+ * so it is confirmed, not failed, and not sent again.
+ */
+static void acked_before_its_failed_completion_is_confirmed(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	Acks = true;
+	up(8);
+	write_msg(fh, 8);
+	write_msg(fh, 4);
+	ack(1, 8, 0); /* 1 is written out; its send has not completed yet */
+	assert_int_equal(stats().acked, 0);
+	complete(Posts[0].wr_id, IBV_WC_WR_FLUSH_ERR);
+	complete(Posts[1].wr_id, IBV_WC_WR_FLUSH_ERR);
+	struct spool_stats st = stats();
+
+	assert_int_equal(st.acked, 1);
+	assert_int_equal(st.bytes_confirmed, 8);
+	assert_int_equal(st.failed, 0);
+	assert_int_equal(st.unacked, 1); /* 2: not acknowledged, parked to go again */
+	assert_acked_accounts();
+	lose_the_link();
+	up(8);
+	assert_int_equal(Nposts, 3); /* only 2 goes again */
+	assert_int_equal(Posts[2].imm & RPMAFS_SEQ_MASK, 2);
+	assert_int_equal(stats().resent, 1);
+	complete(Posts[2].wr_id, IBV_WC_SUCCESS);
+	ack(2, 8, 0);
+	assert_int_equal(stats().acked, 2);
+	assert_int_equal(stats().failed, 0);
+	assert_int_equal(spool_take_error(Sp, fh, NULL), 0);
+	assert_acked_accounts();
+	handle_delete(&fh);
+}
+
 static void resend_fails_after_send_timeout(void **state)
 {
 	(void)state;
@@ -2721,6 +2760,7 @@ int main(void)
 		T(a_chain_failing_midway_numbers_only_what_went),
 		T(fsync_asks_for_an_ack_and_waits_for_it),
 		T(unacked_messages_go_again_first),
+		T(acked_before_its_failed_completion_is_confirmed),
 		T(resend_fails_after_send_timeout),
 		T(encrypted_resend_is_unsealed_before_it_goes_again),
 		T(encrypted_resend_that_fails_forgets_its_seal),

@@ -93,7 +93,9 @@ def body(work):
     enc = Receiver(work, b, args=["--keys", keys, "--protect", "encrypt", "--max-message", "1MiB"],
                    name="recv-enc").start()
     es = Spool(work, {"e": {"address": b, "port": enc.port, "key": alpha}}, name="enc").mount()
-    check("key alpha, encrypt" in open(enc.log).read(), "rpma-recv --protect encrypt: not in force")
+    # logged once the proof has come, which may be a moment after the spool is connected
+    wait_until(lambda: "key alpha, encrypt" in open(enc.log).read(), SAFETY_S,
+               "rpma-recv --protect encrypt to log the connection as encrypt")
     es.sh("echo forced > e")
     es.sh("cat %s > e" % work.path("blob"))
     st = es.settled("e", acked=True)

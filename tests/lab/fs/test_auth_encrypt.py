@@ -68,20 +68,26 @@ def body(work):
                  name="recv-keys").start()
     spool = Spool(work, {"e": {"address": b, "port": r.port, "key": alpha, "protect": "encrypt"},
                          "m": {"address": b, "port": r.port, "key": alpha}}).mount()
-    log = open(r.log).read()
-    check("key alpha, encrypt" in log and "key alpha, mac" in log,
-          "rpma-recv does not say one encrypt and one mac connection: see %s" % r.log)
+    # the spool is connected at the ESTABLISHED event; rpma-recv logs the
+    # connection once its proof has come, which may be a moment later
+    wait_until(lambda: (lambda log: "key alpha, encrypt" in log and "key alpha, mac" in log)(
+        open(r.log).read()), SAFETY_S,
+        lambda: "rpma-recv to log one encrypt and one mac connection: see %s" % r.log)
 
     # the capture: RoCEv2 on the receiver's veth, packet by packet to the
     # file, in memory (/dev/shm, not the 9p root), with a kernel buffer that
     # holds the whole exchange (a few MiB): a packet dropped could hide a
-    # marker, so a capture that dropped any fails the test
+    # marker, so a capture that dropped any fails the test. The snapshot
+    # length is one frame of the veth (rxe's packets are at most its MTU):
+    # with --immediate-mode libpcap's ring has frames of the snapshot
+    # length, so the default 256 KiB gave 64 MiB only 256 of them, and
+    # tcpdump dropped packets when a loaded VM left it behind by 256
     shm = "/dev/shm" if os.path.isdir("/dev/shm") else work.dir
     pcap = os.path.join(shm, "rpmafs-auth-encrypt-%d.pcap" % os.getpid())
     tlog = work.path("tcpdump.log")
     cap = subprocess.Popen([tcpdump, "-i", netdev, "--immediate-mode", "-U", "-n", "-B", "65536",
-                            "-w", pcap, "udp", "port", "4791"], stdout=subprocess.DEVNULL,
-                           stderr=open(tlog, "w"))
+                            "-s", "9216", "-w", pcap, "udp", "port", "4791"],
+                           stdout=subprocess.DEVNULL, stderr=open(tlog, "w"))
     work.procs.append(cap)
     wait_until(lambda: "listening on" in open(tlog).read() or cap.poll() is not None, SAFETY_S,
                "tcpdump to listen")

@@ -29,8 +29,15 @@
 #include "runtime/loop.h"
 #include "runtime/pool.h"
 
-/* how long unsignaled sends may stay unconfirmed before a fence is posted */
+/*
+ * Unsignaled sends are fenced once the spool has posted nothing for
+ * FENCE_DELAY_MS, and at the latest FENCE_MAX_MS after the first of them
+ * (a trickle that is never quiet long still sees them confirmed):
+ * while sends keep coming a signaled one comes every quarter window, which
+ * confirms them without a fence (a fence is a post and a completion more).
+ */
 #define FENCE_DELAY_MS 2
+#define FENCE_MAX_MS 20
 
 static void pending_push(struct spool *sp, struct msg *msg)
 {
@@ -52,9 +59,38 @@ struct msg *spool_pending_pop(struct spool *sp)
 static void arm_fence_locked(struct spool *sp)
 {
 	if (!sp->fence_at_ms) {
-		sp->fence_at_ms = now_ms() + FENCE_DELAY_MS;
+		sp->fence_armed_ms = now_ms();
+		sp->fence_at_ms = sp->fence_armed_ms + FENCE_DELAY_MS;
 		loop_arm(sp->env->loop, sp->fence_at_ms);
 	}
+}
+
+uint64_t spool_fence_due_locked(struct spool *sp, uint64_t now, struct replies *rs)
+{
+	uint64_t last = sp->fence_armed_ms + FENCE_MAX_MS;
+
+	if (!sp->fence_at_ms || sp->fence_at_ms > now)
+		return sp->fence_at_ms;
+	/*
+	 * Posts are stamped with the coarse clock (a tick of the kernel's,
+	 * 4 ms on Debian's): quiet is judged on the same clock, so a post in
+	 * the current tick is never taken for 2 ms of quiet.
+	 */
+	if (now_ms_coarse() < sp->last_post_ms + FENCE_DELAY_MS && now < last) {
+		/*
+		 * Not quiet yet: the next signaled send may confirm them first.
+		 * Look again after twice the time waited so far (2, 4, 8, 16 ms,
+		 * then the last), so a busy spool's timer fires a few times per
+		 * fence, not every 2 ms.
+		 */
+		uint64_t again = now + (now - sp->fence_armed_ms);
+
+		sp->fence_at_ms = again < last ? again : last;
+		return sp->fence_at_ms;
+	}
+	sp->fence_at_ms = 0;
+	spool_fence_locked(sp, rs);
+	return sp->fence_at_ms;
 }
 
 void spool_finish_locked(struct spool *sp, struct msg *msg, enum msg_end end, int code,
@@ -180,6 +216,8 @@ static void posted_locked(struct spool *sp, struct msg *msg, uint32_t imm, struc
 	/* a deadline of seconds: a tick early does not matter */
 	msg->posted_ms = now_ms_coarse();
 	msg->deadline_ms = 0;
+	if (msg->kind != MSG_FENCE)
+		sp->last_post_ms = msg->posted_ms;
 	msgq_push(&sp->in_flight, msg);
 	/*
 	 * Cheap: the timer only moves when this is earlier than what is set.

@@ -57,6 +57,8 @@ struct spool {
 	/* the last_error to keep: a failure was recorded since the connection came up */
 	bool error_since_up;
 	uint64_t fence_at_ms; /* when to fence unsignaled sends (0: none) */
+	uint64_t fence_armed_ms; /* when fence_at_ms was first set for them */
+	uint64_t last_post_ms;	 /* coarse: the last post of a message (a fence waits for quiet) */
 	/*
 	 * Writes fail at once with ENOTCONN until the next connection: a write
 	 * already waited send_timeout_ms in vain, or the peer went silent for
@@ -126,6 +128,14 @@ void spool_refuse_unsent_locked(
 
 /* spool_post_ready_locked -- post what is pending, as the window and credits allow */
 void spool_post_ready_locked(struct spool *sp, struct replies *rs);
+
+/*
+ * spool_fence_due_locked -- at the tick: fence unsignaled sends if the
+ * spool has been quiet FENCE_DELAY_MS, or FENCE_MAX_MS passed since the
+ * first of them; else move the fence to when it will be. The fence's
+ * deadline (0: none).
+ */
+uint64_t spool_fence_due_locked(struct spool *sp, uint64_t now, struct replies *rs);
 
 /* spool_fence_locked -- confirm unsignaled sends now: a 0-byte RDMA WRITE, signaled */
 void spool_fence_locked(struct spool *sp, struct replies *rs);

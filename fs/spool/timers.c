@@ -80,11 +80,7 @@ uint64_t spool_tick(struct spool *sp, uint64_t now)
 		}
 	}
 
-	if (sp->fence_at_ms && sp->fence_at_ms <= now) {
-		sp->fence_at_ms = 0;
-		spool_fence_locked(sp, &rs);
-	}
-	soonest(&next, sp->fence_at_ms);
+	soonest(&next, spool_fence_due_locked(sp, now, &rs));
 	pthread_mutex_unlock(&sp->lock);
 	replies_send(&rs);
 

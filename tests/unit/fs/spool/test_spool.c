@@ -868,6 +868,8 @@ static void quiet_spool_fences_unsignaled_sends(void **state)
 	assert_false(Posts[0].signaled);
 	uint64_t at = spool_tick(Sp, now_ms());
 
+	Sp->last_post_ms = now_ms_coarse() - 2; /* then 2 ms of quiet, by the coarse clock */
+
 	assert_true(at > 0 && at <= now_ms() + 2);
 	spool_tick(Sp, at);
 	assert_int_equal(Nposts, 2);
@@ -883,6 +885,53 @@ static void quiet_spool_fences_unsignaled_sends(void **state)
 	assert_accounts();
 }
 
+/* while sends keep coming, the fence waits for 2 ms of quiet, 20 ms at most */
+static void busy_spool_fences_once_quiet(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(false);
+
+	write_msg(fh, 8);
+	assert_false(Posts[0].signaled);
+	uint64_t t0 = Sp->fence_armed_ms;
+
+	assert_int_equal(Sp->fence_at_ms, t0 + 2);
+	/* a send posted in this tick of the coarse clock: not quiet */
+	Sp->last_post_ms = now_ms_coarse();
+	spool_tick(Sp, t0 + 2);
+	assert_int_equal(Nposts, 1);
+	/* it looks again after twice the time waited: 4, 8, 16, then 20 ms */
+	assert_int_equal(Sp->fence_at_ms, t0 + 4);
+	/* never quiet: the fence goes 20 ms after the first unsignaled send */
+	Sp->last_post_ms = now_ms_coarse() + 100;
+	spool_tick(Sp, t0 + 4);
+	assert_int_equal(Sp->fence_at_ms, t0 + 8);
+	spool_tick(Sp, t0 + 8);
+	assert_int_equal(Sp->fence_at_ms, t0 + 16);
+	spool_tick(Sp, t0 + 16);
+	assert_int_equal(Sp->fence_at_ms, t0 + 20);
+	assert_int_equal(Nposts, 1);
+	spool_tick(Sp, t0 + 20);
+	assert_int_equal(Nposts, 2);
+	assert_int_equal(Posts[1].op, LINK_FENCE);
+	assert_int_equal(Sp->fence_at_ms, 0);
+	complete(Posts[1].wr_id, IBV_WC_SUCCESS);
+	assert_int_equal(stats().completed, 1);
+
+	/* quiet 2 ms by the coarse clock: fenced at the first tick due */
+	write_msg(fh, 8);
+	assert_false(Posts[2].signaled);
+	Sp->last_post_ms = now_ms_coarse() - 2;
+	spool_tick(Sp, Sp->fence_at_ms);
+	assert_int_equal(Nposts, 4);
+	assert_int_equal(Posts[3].op, LINK_FENCE);
+	complete(Posts[3].wr_id, IBV_WC_SUCCESS);
+	assert_int_equal(stats().completed, 2);
+	handle_delete(&fh);
+	assert_accounts();
+}
+
 static void sends_behind_a_fence_get_their_own(void **state)
 {
 	(void)state;
@@ -890,12 +939,14 @@ static void sends_behind_a_fence_get_their_own(void **state)
 	struct handle *fh = open_handle(false);
 
 	write_msg(fh, 8);
+	Sp->last_post_ms = now_ms_coarse() - 2; /* quiet since */
 	spool_tick(Sp, now_ms() + 10); /* fence 2 */
 	write_msg(fh, 8);		 /* 3: unsignaled, its fence skipped */
 	assert_int_equal(Posts[1].op, LINK_FENCE);
 	Sp->fence_at_ms = 0;
 	complete(2, IBV_WC_SUCCESS);
 	assert_true(Sp->fence_at_ms != 0);
+	Sp->last_post_ms = now_ms_coarse() - 2;
 	spool_tick(Sp, Sp->fence_at_ms);
 	assert_int_equal(Posts[3].op, LINK_FENCE);
 	complete(4, IBV_WC_SUCCESS);
@@ -2708,6 +2759,7 @@ int main(void)
 		T_ON_ERROR(on_error_signals_one_in_a_quarter_window),
 		T_ON_ERROR(sync_write_is_always_signaled),
 		T_ON_ERROR(quiet_spool_fences_unsignaled_sends),
+		T_ON_ERROR(busy_spool_fences_once_quiet),
 		T_ON_ERROR(sends_behind_a_fence_get_their_own),
 		T(write_waits_for_the_connection),
 		T(enotconn_after_send_timeout),

@@ -235,9 +235,13 @@ static void on_receives(void *arg)
 	bool arrived = false;
 	int n, ret;
 
-	while (fd_readable(ib->rcq_fd))
-		if (rpma_cq_wait(ib->rcq))
-			break;
+	/*
+	 * The loop saw the channel readable: one event, taken and the CQ
+	 * re-armed. One call, not a drain: a completion after the re-arm
+	 * raises a new event, which the loop reports again, where a drain
+	 * asked the fd (a poll(2)) once more for every event.
+	 */
+	(void)rpma_cq_wait(ib->rcq);
 	for (;;) {
 		n = 0;
 		ret = rpma_cq_get_wc(ib->rcq, RPMAFS_WC_BATCH, wc, &n);

@@ -111,9 +111,9 @@ static void on_send_cq(void *arg)
 	const char *why;
 	int n, ret;
 
-	while (!c->dead && fd_readable(c->cq_fd))
-		if (rpma_cq_wait(c->cq))
-			break;
+	/* one event per report of the loop, as on_receives (inbox.c) */
+	if (!c->dead)
+		(void)rpma_cq_wait(c->cq);
 	while (!c->dead) {
 		n = 0;
 		ret = rpma_cq_get_wc(c->cq, INBOX_ACK_BUFS, wc, &n);

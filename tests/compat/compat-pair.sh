@@ -36,6 +36,8 @@ fail() {
 	for f in "$out"/*; do
 		[ -s "$f" ] && { echo "--- $(basename "$f")" >&2; cat "$f" >&2; }
 	done
+	# again after the logs: meson keeps only the last 100 lines of a long one
+	echo "compat-pair.sh ($kind): $*" >&2
 	kill $spid $pids 2>/dev/null
 	exit 1
 }

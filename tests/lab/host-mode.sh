@@ -48,6 +48,8 @@ fail() {
 	for f in "$WORK"/*.log; do
 		[ -f "$f" ] && sed "s|^|  $(basename "$f"): |" "$f" >&2
 	done
+	# again after the logs: meson keeps only the last 100 lines of a long one
+	echo "FAIL: $*" >&2
 	exit 1
 }
 

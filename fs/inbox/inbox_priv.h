@@ -88,7 +88,6 @@ void inbox_count(struct inbox *ib, uint64_t *what);
 /* inbox_post_slot -- on the loop thread: slot is free, its receive goes back to the queue */
 void inbox_post_slot(void *arg, uint32_t slot);
 
-
 /* inbox_conn_request -- on the loop thread: a connect request, judged, then accepted or rejected */
 void inbox_conn_request(struct inbox *ib, struct rpma_conn_req **req);
 

@@ -9,6 +9,7 @@ null-peer tests run anywhere /dev/fuse works.
 """
 import errno
 import os
+import re
 import shutil
 import signal
 import struct
@@ -322,6 +323,42 @@ def len_records(data):
     return got
 
 
+class Capture:
+    """tcpdump of RoCEv2 (UDP 4791) on netdev into pcap, packet by packet,
+    with a kernel buffer that holds a whole test's exchange (a few MiB).
+    The snapshot length is one frame of the veth (rxe's packets are at
+    most its MTU): with --immediate-mode libpcap's ring has frames of the
+    snapshot length, so the default 256 KiB gave 64 MiB only 256 of them,
+    and tcpdump dropped packets when a loaded VM left it behind by 256."""
+
+    def __init__(self, work, netdev, pcap, name="tcpdump"):
+        self.pcap = pcap
+        self.log = work.path(name + ".log")
+        self.proc = subprocess.Popen(
+            ["tcpdump", "-i", netdev, "--immediate-mode", "-U", "-n", "-B", "65536",
+             "-s", "9216", "-w", pcap, "udp", "port", "4791"],
+            stdout=subprocess.DEVNULL, stderr=open(self.log, "w"))
+        work.procs.append(self.proc)
+        wait_until(lambda: "listening on" in open(self.log).read() or
+                   self.proc.poll() is not None, SAFETY_S, "tcpdump to listen")
+        check(self.proc.poll() is None, "tcpdump exited: %s" % open(self.log).read())
+
+    def until(self, marker):
+        """Wait for marker, sent last, in the capture (the event that it holds
+        all that went before), stop tcpdump, and fail if it dropped a packet
+        (a dropped one could hide a marker); the bytes captured and tcpdump's
+        report."""
+        wait_until(lambda: marker in open(self.pcap, "rb").read(), SAFETY_S,
+                   lambda: "the marker %r in the capture (%d bytes; %s)" % (
+                       marker, os.path.getsize(self.pcap), open(self.log).read().strip()))
+        self.proc.terminate()
+        self.proc.wait(SAFETY_S)
+        report = open(self.log).read()
+        check(re.search(r"^0 packets dropped by kernel", report, re.M),
+              "tcpdump dropped packets: the capture proves nothing (%s)" % report)
+        return open(self.pcap, "rb").read(), report
+
+
 def key_file(path, mode=0o600):
     """A new key file of 32 random bytes at path, of mode; its path."""
     with open(path, "wb") as f:
@@ -343,5 +380,5 @@ def run(name, body):
     return 0
 
 
-__all__ = ["NOT_SENT", "inbox_status", "key_file", "read_len_records", "len_records", "need_lab", "need_fuse", "check", "fail", "wait_until", "SAFETY_S", "in_write", "Receiver", "Spool", "run", "next_port",
+__all__ = ["NOT_SENT", "Capture", "inbox_status", "key_file", "read_len_records", "len_records", "need_lab", "need_fuse", "check", "fail", "wait_until", "SAFETY_S", "in_write", "Receiver", "Spool", "run", "next_port",
            "errno", "os", "signal", "subprocess", "time", "SKIP"]

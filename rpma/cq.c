@@ -106,7 +106,7 @@ int rpma_cq_get_fd(const struct rpma_cq *cq, int *fd)
 	return 0;
 }
 
-int rpma_cq_wait(struct rpma_cq *cq)
+int rpma_cq_take_event(struct rpma_cq *cq)
 {
 	if (cq == NULL)
 		return RPMA_E_INVAL;
@@ -125,14 +125,30 @@ int rpma_cq_wait(struct rpma_cq *cq)
 
 	/* every event must be acknowledged or ibv_destroy_cq() waits for ever */
 	ibv_ack_cq_events(ev_cq, 1);
+	return 0;
+}
 
-	int err = ibv_req_notify_cq(ev_cq, 0);
+int rpma_cq_arm(struct rpma_cq *cq)
+{
+	if (cq == NULL)
+		return RPMA_E_INVAL;
+
+	int err = ibv_req_notify_cq(cq->cq, 0);
 	if (err) {
 		RPMA_LOG_ERROR_WITH_ERRNO(err, "ibv_req_notify_cq()");
 		return RPMA_E_PROVIDER;
 	}
 
 	return 0;
+}
+
+int rpma_cq_wait(struct rpma_cq *cq)
+{
+	int ret = rpma_cq_take_event(cq);
+	if (ret)
+		return ret;
+
+	return rpma_cq_arm(cq);
 }
 
 int rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc, int *num_entries_got)

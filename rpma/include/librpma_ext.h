@@ -43,6 +43,31 @@ int rpma_conn_req_get_peer_addr(const struct rpma_conn_req *req, struct sockaddr
  */
 int rpma_conn_get_event_status(const struct rpma_conn *conn, int *status);
 
+/*
+ * rpma_cq_take_event -- rpma_cq_wait() without its re-arm: take the CQ's
+ * completion event from its channel and acknowledge it, leaving the CQ
+ * unarmed, so that the next completion raises no event until
+ * rpma_cq_arm(). A caller that reaps the CQ itself whenever it posts
+ * (rpmafs's workers) arms it only while a completion is still awaited,
+ * and saves the re-arm's system call (under Soft-RoCE) and the wake-up of
+ * whoever watches the channel; librpma re-arms at every wait, which is
+ * why this extension exists. As with ibv_req_notify_cq(), a completion
+ * that came before the arm raises no event: after rpma_cq_arm(), poll the
+ * CQ once more.
+ *
+ * Returns 0, RPMA_E_INVAL when cq is NULL, RPMA_E_SHARED_CHANNEL as
+ * rpma_cq_wait(), RPMA_E_NO_COMPLETION when there is no event (a
+ * non-blocking channel, a signal).
+ */
+int rpma_cq_take_event(struct rpma_cq *cq);
+
+/*
+ * rpma_cq_arm -- request an event for the CQ's next completion
+ * (ibv_req_notify_cq(), any completion). Returns 0, RPMA_E_INVAL when cq
+ * is NULL, or RPMA_E_PROVIDER.
+ */
+int rpma_cq_arm(struct rpma_cq *cq);
+
 /* the most sends one rpma_send_batch() takes */
 #define RPMA_SEND_BATCH_MAX 64
 

@@ -10,6 +10,8 @@
 
 #include "unit.h"
 
+#include <librpma_ext.h>
+
 struct fixture {
 	struct rpma_peer *peer;
 	struct rpma_conn *conn;
@@ -324,6 +326,69 @@ static void test_channel_destroy_failure_is_reported(void **state)
 	fake_free_all();
 }
 
+/* rpma_cq_take_event (librpma_ext.h): the event taken and acknowledged, the CQ left unarmed */
+static void test_take_event_leaves_the_cq_unarmed(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_up(&f, NULL);
+	int fd;
+	assert_int_equal(rpma_cq_get_fd(f.cq, &fd), 0);
+	fx_set_nonblock(fd);
+	assert_int_equal(rpma_cq_take_event(NULL), RPMA_E_INVAL);
+	assert_int_equal(rpma_cq_take_event(f.cq), RPMA_E_NO_COMPLETION);
+
+	push(f.ibv_cq, 1);
+	unsigned arms = fake_calls(FAKE_IBV_REQ_NOTIFY_CQ);
+	assert_int_equal(rpma_cq_take_event(f.cq), 0);
+	assert_int_equal(fake_cq_events_acked(f.ibv_cq), 1);
+	assert_false(fake_cq_armed(f.ibv_cq));
+	assert_int_equal(fake_calls(FAKE_IBV_REQ_NOTIFY_CQ), arms);
+
+	/* unarmed: the next completion raises no event */
+	push(f.ibv_cq, 2);
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	assert_int_equal(rpma_cq_take_event(f.cq), RPMA_E_NO_COMPLETION);
+
+	/* armed again: the one after does */
+	assert_int_equal(rpma_cq_arm(NULL), RPMA_E_INVAL);
+	assert_int_equal(rpma_cq_arm(f.cq), 0);
+	assert_true(fake_cq_armed(f.ibv_cq));
+	push(f.ibv_cq, 3);
+	assert_int_equal(poll(&pfd, 1, 0), 1);
+	assert_int_equal(rpma_cq_take_event(f.cq), 0);
+
+	struct ibv_wc wc[4];
+	int got = 0;
+	assert_int_equal(rpma_cq_get_wc(f.cq, 4, wc, &got), 0);
+	assert_int_equal(got, 3);
+	fixture_down(&f);
+}
+
+static void test_arm_failure_is_provider_error(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_up(&f, NULL);
+	fake_fail(FAKE_IBV_REQ_NOTIFY_CQ, 1, EIO);
+	assert_int_equal(rpma_cq_arm(f.cq), RPMA_E_PROVIDER);
+	assert_true(log_has("ibv_req_notify_cq()", strerror(EIO), NULL));
+	fixture_down(&f);
+}
+
+static void test_take_event_on_shared_channel_is_refused(void **state)
+{
+	(void)state;
+	struct rpma_conn_cfg *cfg = fx_cfg(10, 10, 10, 10, true);
+	struct fixture f;
+	fixture_up(&f, cfg);
+	assert_int_equal(rpma_conn_cfg_delete(&cfg), 0);
+	assert_int_equal(rpma_cq_take_event(f.cq), RPMA_E_SHARED_CHANNEL);
+	assert_int_equal(fake_calls(FAKE_IBV_GET_CQ_EVENT), 0);
+	fixture_down(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -342,6 +407,9 @@ int main(void)
 		rpma_unit_test(test_receive_cq_is_separate),
 		rpma_unit_test(test_wait_on_shared_channel_is_refused),
 		rpma_unit_test(test_channel_destroy_failure_is_reported),
+		rpma_unit_test(test_take_event_leaves_the_cq_unarmed),
+		rpma_unit_test(test_arm_failure_is_provider_error),
+		rpma_unit_test(test_take_event_on_shared_channel_is_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

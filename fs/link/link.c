@@ -217,7 +217,6 @@ static void conn_free(void *arg)
 }
 
 static void on_cm_event(void *arg);
-static void on_cq(void *arg);
 
 /* watch a new connection's descriptors; NULL (why set) on failure */
 static struct link_conn *conn_attach(struct link_attempt *a)
@@ -235,9 +234,10 @@ static struct link_conn *conn_attach(struct link_attempt *a)
 	c->conn = a->conn;
 	c->la = a->la;
 	c->auth = a->lauth;
+	c->armed = true; /* rpma_cq_new arms a CQ it makes */
 	c->free_task = (struct loop_task){.fn = conn_free, .arg = c};
 	c->ev_watch = (struct loop_watch){.fn = on_cm_event, .arg = c};
-	c->cq_watch = (struct loop_watch){.fn = on_cq, .arg = c};
+	c->cq_watch = (struct loop_watch){.fn = link_on_cq, .arg = c};
 	if (rpma_conn_get_cq(c->conn, &c->cq) || rpma_conn_get_event_fd(c->conn, &c->event_fd) ||
 		rpma_cq_get_fd(c->cq, &c->compl_fd) ||
 		rpma_mr_get_ptr(c->dev->pool_mr, (void **)&c->pool)) {
@@ -383,6 +383,7 @@ static void attempt_done(void *arg)
 		link->cause = 0;
 		pthread_mutex_unlock(&link->lock);
 		link->cfg.ops->on_up(link->cfg.ctx, a->peer_max, a->credits);
+		link_settle_on(link, true); /* what on_up posted */
 	} else if (stopping) {
 		pthread_mutex_lock(&link->lock);
 		move_locked(link, LINK_BACKOFF);
@@ -446,7 +447,7 @@ static void end_drain(struct link *link)
  * 0. On the loop thread at once; on a worker (link_reap) the loop ends it
  * at its next tick, as after link_drop: the descriptors are the loop's.
  */
-static void outstanding(struct link *link, unsigned n, bool on_loop)
+void link_outstanding(struct link *link, unsigned n, bool on_loop)
 {
 	bool end;
 
@@ -463,7 +464,7 @@ static void outstanding(struct link *link, unsigned n, bool on_loop)
 }
 
 /* the connection is gone under us (CM event, channel failure): UP -> DRAINING */
-static void lost(struct link *link, const char *reason, bool on_loop)
+void link_lost(struct link *link, const char *reason, bool on_loop)
 {
 	bool was_up;
 
@@ -471,8 +472,8 @@ static void lost(struct link *link, const char *reason, bool on_loop)
 	was_up = begin_drain_locked(link, reason);
 	pthread_mutex_unlock(&link->lock);
 	if (was_up)
-		outstanding(link, link->cfg.ops->on_down(link->cfg.ctx, LINK_LOST, reason),
-			on_loop);
+		link_outstanding(
+			link, link->cfg.ops->on_down(link->cfg.ctx, LINK_LOST, reason), on_loop);
 }
 
 void link_drop(struct link *link, const char *reason, unsigned outstanding_now)
@@ -497,89 +498,12 @@ static void on_cm_event(void *arg)
 		if (ret == RPMA_E_NO_EVENT)
 			return;
 		if (ret) {
-			lost(c->link, "connection event channel failed", true);
+			link_lost(c->link, "connection event channel failed", true);
 			return;
 		}
 		if (ev != RPMA_CONN_ESTABLISHED)
-			lost(c->link, rpma_utils_conn_event_2str(ev), true);
+			link_lost(c->link, rpma_utils_conn_event_2str(ev), true);
 	}
-}
-
-/*
- * reap -- one batch of c's completions to the user, oldest first; under
- * link->reap_lock, which orders the batches of the loop and of the workers
- * (link_reap) so that the user sees them in the CQ's order. The number of
- * completions reaped (acknowledgements and the proof included), 0 when the
- * CQ is empty, -1 when the connection was dropped.
- */
-static int reap(struct link_conn *c, bool on_loop)
-{
-	struct link *link = c->link;
-	struct ibv_wc wc[RPMAFS_WC_BATCH];
-	char refused[160] = "";
-	bool proof_failed = false;
-	int n, got, ret;
-
-	ret = rpma_cq_get_wc(c->cq, RPMAFS_WC_BATCH, wc, &n);
-	if (ret == RPMA_E_NO_COMPLETION)
-		return 0;
-	if (ret) {
-		lost(link, "cannot poll the completion queue", on_loop);
-		return -1;
-	}
-	got = n;
-	/* the proof's completion, on an error only, is no message's */
-	if (c->auth)
-		n = linkauth_take(wc, n, &proof_failed);
-	/* acknowledgements go to on_ack there (linkack.h); the sends stay in wc[] */
-	if (c->la)
-		n = linkack_take(c->la, c->conn, wc, n, link->cfg.ops->on_ack, link->cfg.ctx,
-			refused, sizeof(refused));
-	if (n > 0 || !c->la)
-		outstanding(link, link->cfg.ops->on_completions(link->cfg.ctx, wc, n), on_loop);
-	if (refused[0] || proof_failed) {
-		/* an ack that cannot be true: not to be trusted */
-		lost(link, refused[0] ? refused : "the proof of key was not sent", on_loop);
-		return -1;
-	}
-	return got;
-}
-
-static void on_cq(void *arg)
-{
-	struct link_conn *c = arg;
-	int ret, n;
-
-	pthread_mutex_lock(&c->link->reap_lock);
-	if (c->dead)
-		goto out;
-	ret = rpma_cq_wait(c->cq);
-	if (ret && ret != RPMA_E_NO_COMPLETION) {
-		lost(c->link, "completion channel failed", true);
-		goto out;
-	}
-	/* re-armed: what is in the CQ now is reaped to the end, or a new one wakes us */
-	do
-		n = reap(c, true);
-	while (n == RPMAFS_WC_BATCH && !c->dead);
-out:
-	pthread_mutex_unlock(&c->link->reap_lock);
-}
-
-int link_reap(struct link *link)
-{
-	struct link_conn *c;
-	int n = -1;
-
-	pthread_mutex_lock(&link->reap_lock);
-	pthread_mutex_lock(&link->lock);
-	c = link->state == LINK_UP ? link->cur : NULL;
-	pthread_mutex_unlock(&link->lock);
-	/* alive while reap_lock is held: end_drain takes it to let go of c */
-	if (c && !c->dead)
-		n = reap(c, false);
-	pthread_mutex_unlock(&link->reap_lock);
-	return n;
 }
 
 uint64_t link_tick(struct link *link, uint64_t now)
@@ -588,6 +512,8 @@ uint64_t link_tick(struct link *link, uint64_t now)
 	uint64_t next = 0;
 	bool start_failed = false, drain_over = false;
 
+	/* what the user's tick posted (a fence, an acknowledgement request) */
+	link_settle_on(link, true);
 	pthread_mutex_lock(&link->lock);
 	switch (link->state) {
 	case LINK_BACKOFF:

@@ -101,6 +101,12 @@ struct link_ops {
 	 * remain; ack NULL: one was refused, the connection is dropped next
 	 */
 	void (*on_ack)(void *ctx, const struct rpmafs_ack *ack, unsigned unanswered);
+	/*
+	 * a completion is still awaited (a post outstanding, an
+	 * acknowledgement expected): the CQ stays armed (link_settle); NULL:
+	 * always. Called under the link's reap lock, none of the user's held.
+	 */
+	bool (*awaits)(void *ctx);
 };
 
 struct link_cfg {
@@ -225,6 +231,20 @@ bool link_acks(struct link *link);
  * mount stops its workers before it closes the links).
  */
 int link_reap(struct link *link);
+
+/*
+ * link_settle -- after posting (link_post, link_post_imm, link_post_batch)
+ * from any thread, once the poster's own locks are released: reap what the
+ * CQ holds, as link_reap, and arm it if awaits says a completion is still
+ * awaited. A completion that came inside the post (Soft-RoCE runs the
+ * exchange in ibv_post_send) is then reaped by the poster and wakes no
+ * other thread; one still to come raises an event for the loop, which
+ * settles again. Nothing to do (no post since the last settle): an atomic
+ * load. The loop's own posts are settled by the link (on_up, completions,
+ * link_tick after the user's tick). As link_reap: holding none of the
+ * user's locks, never concurrently with link_close.
+ */
+void link_settle(struct link *link);
 
 /*
  * link_drop -- the user saw the connection fail (a failed completion or

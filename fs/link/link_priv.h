@@ -31,6 +31,7 @@ struct link_conn {
 	struct linkauth *auth; /* key = (NULL: none): every SEND sealed (linkauth.h) */
 	uint8_t *pool;	       /* the start of dev->pool_mr, where payloads are sealed */
 	bool dead;	       /* drained: events still in the loop's batch are ignored */
+	bool armed;	       /* under link->reap_lock: the CQ raises an event (settle) */
 	struct loop_task free_task;
 };
 
@@ -56,6 +57,20 @@ struct link {
 	uint64_t session;   /* offered in the next request: cfg.session, 0 once after a fallback */
 	bool fallback_told; /* the fallback was logged (once a mount) */
 	struct link_conn *cur; /* UP, DRAINING */
+	/* atomic: posted since the last settle, which decides whether the CQ is armed (link.c) */
+	bool posted;
 };
+
+/* link.c: the user's count of what is still posted (a drain ends at 0) */
+void link_outstanding(struct link *link, unsigned n, bool on_loop);
+
+/* link.c: the connection is gone under us (a CM event, a channel or CQ failure): UP -> DRAINING */
+void link_lost(struct link *link, const char *reason, bool on_loop);
+
+/* linkreap.c: the loop's handler of the CQ's channel */
+void link_on_cq(void *arg);
+
+/* linkreap.c: link_settle, on the loop thread (on_loop) or not */
+void link_settle_on(struct link *link, bool on_loop);
 
 #endif /* RPMAFS_LINK_PRIV_H */

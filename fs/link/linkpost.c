@@ -93,6 +93,8 @@ int link_post(struct link *link, enum link_op op, size_t offset, uint32_t len, u
 
 	if (!c)
 		return RPMA_E_INVAL;
+	/* the poster settles the CQ next (link_settle) */
+	__atomic_store_n(&link->posted, true, __ATOMIC_SEQ_CST);
 	if (c->auth && op != LINK_FENCE)
 		return post_sealed(c, op, offset, len, flags, ctx);
 	switch (op) {
@@ -114,6 +116,7 @@ int link_post_imm(struct link *link, enum link_op op, size_t offset, uint32_t le
 
 	if (!c || !c->la || op == LINK_FENCE)
 		return link_post(link, op, offset, len, wr_id, signaled);
+	__atomic_store_n(&link->posted, true, __ATOMIC_SEQ_CST);
 	if (c->auth) {
 		struct link_send s = {op, offset, len, wr_id, signaled, imm, NULL};
 		unsigned posted;
@@ -165,6 +168,7 @@ int link_post_batch(struct link *link, const struct link_send *sends, unsigned n
 	}
 	if (c->auth)
 		seal_batch(c, d, sends, n);
+	__atomic_store_n(&link->posted, true, __ATOMIC_SEQ_CST);
 	if (c->la)
 		return linkack_send_batch(c->la, c->conn, d, n, posted);
 	return rpma_send_batch(c->conn, d, n, posted);

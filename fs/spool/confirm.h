@@ -23,10 +23,10 @@
 struct rpmafs_ack;
 
 struct confirm {
-	bool on;	     /* the connection up now is receiver-confirmed */
-	uint32_t next;	     /* the number the next message gets: 1, 2, ... (mod 2^30) */
-	uint32_t acked;	     /* the last number acknowledged */
-	bool limited;	     /* the receiver gave credits: at most up to limit */
+	bool on;	/* the connection up now is receiver-confirmed */
+	uint32_t next;	/* the number the next message gets: 1, 2, ... (mod 2^30) */
+	uint32_t acked; /* the last number acknowledged */
+	bool limited;	/* the receiver gave credits: at most up to limit */
 	uint32_t limit;
 	unsigned unanswered; /* acknowledgement requests not answered yet */
 	uint64_t heard_ms;   /* the last acknowledgement, or the connection's start */
@@ -44,6 +44,12 @@ void confirm_init(struct confirm *cf);
  * else the next new number
  */
 void confirm_up(struct confirm *cf, bool on, unsigned credits, const struct msgq *pending);
+
+/*
+ * confirm_awaits -- an acknowledgement is still to come: a number posted
+ * beyond the last acknowledged, or a request unanswered (false when off)
+ */
+bool confirm_awaits(const struct confirm *cf);
 
 /* confirm_may_post -- the receiver has room for msg, the next to post (always, when off) */
 bool confirm_may_post(const struct confirm *cf, const struct msg *msg);

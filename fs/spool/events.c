@@ -139,7 +139,8 @@ static void failed_locked(struct spool *sp, struct msg *msg, int status, struct 
 {
 	if (status != IBV_WC_WR_FLUSH_ERR)
 		log_warn("%s: message %llu (%u bytes) failed: %s", sp->cfg->name,
-			(unsigned long long)msg->seq, (unsigned)msg->len, ibv_wc_status_str(status));
+			(unsigned long long)msg->seq, (unsigned)msg->len,
+			ibv_wc_status_str(status));
 	spool_finish_locked(sp, msg, END_FAILED, status, NULL, rs);
 }
 
@@ -214,9 +215,22 @@ static unsigned on_down(void *ctx, enum link_down why, const char *reason)
 	return left;
 }
 
+/* a send's completion or an acknowledgement is still to come: the CQ stays armed */
+static bool awaits(void *ctx)
+{
+	struct spool *sp = ctx;
+	bool yes;
+
+	pthread_mutex_lock(&sp->lock);
+	yes = sp->in_flight.count || confirm_awaits(&sp->cf);
+	pthread_mutex_unlock(&sp->lock);
+	return yes;
+}
+
 const struct link_ops spool_link_ops = {
 	.on_up = on_up,
 	.on_completions = on_completions,
 	.on_down = on_down,
 	.on_ack = on_ack,
+	.awaits = awaits,
 };

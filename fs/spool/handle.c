@@ -273,5 +273,7 @@ int spool_fsync(struct spool *sp, struct handle *fh, fuse_req_t req)
 		spool_drop_locked(sp, "post failed: acknowledgement request");
 	pthread_mutex_unlock(&sp->lock);
 	replies_send(&rs);
+	if (sp->link)
+		link_settle(sp->link); /* the fence or request just posted */
 	return 0;
 }

@@ -400,4 +400,6 @@ void spool_submit(struct spool *sp, struct msg *msg)
 	replies_send(&rs);
 	if (awaited)
 		await_sync(sp, &w);
+	/* what this worker posted: reaped here, the CQ armed only if some is still to come */
+	link_settle(sp->link);
 }

@@ -214,7 +214,23 @@ static struct {
 	char lost[256]; /* the reason given with LINK_LOST */
 	uint32_t acked;
 	unsigned ack_credits;
+	bool lazy; /* awaits: only while outstanding (else always, as without awaits) */
+	uint64_t push_in_awaits; /* a completion that comes while awaits is asked (0: none) */
+	unsigned awaits_asked;
 } U;
+
+static void push_wc(uint64_t wr_id, enum ibv_wc_status status);
+
+static bool awaits(void *ctx)
+{
+	(void)ctx;
+	U.awaits_asked++;
+	if (U.push_in_awaits) {
+		push_wc(U.push_in_awaits, IBV_WC_SUCCESS);
+		U.push_in_awaits = 0;
+	}
+	return !U.lazy || U.outstanding > 0;
+}
 
 static void on_ack(void *ctx, const struct rpmafs_ack *ack, unsigned unanswered)
 {
@@ -261,8 +277,11 @@ static unsigned on_down(void *ctx, enum link_down why, const char *reason)
 	return U.outstanding;
 }
 
-static const struct link_ops Ops = {
-	.on_up = on_up, .on_completions = on_completions, .on_down = on_down, .on_ack = on_ack};
+static const struct link_ops Ops = {.on_up = on_up,
+	.on_completions = on_completions,
+	.on_down = on_down,
+	.on_ack = on_ack,
+	.awaits = awaits};
 
 static struct rpmafs_peer_cfg Peer = {.name = "alpha",
 	.address = UNIT_ADDR,
@@ -1184,6 +1203,108 @@ static void worker_reap_leaves_the_end_of_a_drain_to_the_loop(void **state)
 	assert_int_equal(fake_live(FAKE_QP), 0);
 }
 
+/*
+ * The CQ armed on demand (link_settle, docs/design.md §8.4): a completion
+ * the poster finds at once is reaped by it, and with nothing awaited the
+ * CQ is left unarmed, so that it wakes nobody; a send still to complete
+ * arms it, and its event wakes the loop, which reaps it and disarms.
+ */
+static void settle_arms_only_while_a_completion_is_awaited(void **state)
+{
+	unsigned polls, arms, events;
+
+	(void)state;
+	U.lazy = true;
+	connect_up();
+	assert_true(fake_cq_armed(the_cq())); /* as made */
+	/* nothing posted: settling is an atomic load, no poll */
+	polls = fake_calls(FAKE_IBV_POLL_CQ);
+	link_settle(Link);
+	assert_int_equal(fake_calls(FAKE_IBV_POLL_CQ), polls);
+
+	/* armed as made: the first completion raises an event; the poster reaps it */
+	assert_int_equal(link_post(Link, LINK_SEND, 0, 8, 1, true), 0);
+	U.outstanding = 1;
+	push_wc(1, IBV_WC_SUCCESS);
+	link_settle(Link);
+	assert_int_equal(U.completions, 1);
+	run_watches(); /* the event: nothing left, nothing awaited, not re-armed */
+	assert_false(fake_cq_armed(the_cq()));
+
+	/* completed inside the post: reaped by the poster, no event, no arm */
+	arms = fake_calls(FAKE_IBV_REQ_NOTIFY_CQ);
+	events = fake_cq_events_got(the_cq());
+	assert_int_equal(link_post(Link, LINK_SEND, 0, 8, 2, true), 0);
+	U.outstanding = 1;
+	push_wc(2, IBV_WC_SUCCESS);
+	link_settle(Link);
+	assert_int_equal(U.completions, 2);
+	assert_int_equal(U.wr_ids[1], 2);
+	assert_int_equal(fake_calls(FAKE_IBV_REQ_NOTIFY_CQ), arms);
+	assert_int_equal(fake_cq_events_got(the_cq()), events);
+	assert_false(fake_cq_armed(the_cq()));
+
+	/* still to complete: armed, and its completion wakes the loop */
+	assert_int_equal(link_post(Link, LINK_SEND, 0, 8, 3, true), 0);
+	U.outstanding = 1;
+	link_settle(Link);
+	assert_true(fake_cq_armed(the_cq()));
+	push_wc(3, IBV_WC_SUCCESS);
+	run_watches();
+	assert_int_equal(U.completions, 3);
+	assert_int_equal(fake_cq_events_got(the_cq()), events + 1);
+	assert_false(fake_cq_armed(the_cq()));
+	assert_int_equal(link_state(Link), LINK_UP);
+}
+
+/* a completion that comes between the poll and the arm raises no event: reaped after the arm */
+static void completion_before_the_arm_is_reaped_after_it(void **state)
+{
+	(void)state;
+	U.lazy = true;
+	connect_up();
+	push_wc(1, IBV_WC_SUCCESS); /* armed as made: takes the event ... */
+	run_watches();		    /* ... and the loop leaves the CQ unarmed */
+	assert_false(fake_cq_armed(the_cq()));
+	assert_int_equal(link_post(Link, LINK_SEND, 0, 8, 2, true), 0);
+	U.outstanding = 1;
+	U.push_in_awaits = 2;
+	link_settle(Link);
+	assert_int_equal(U.completions, 2);
+	assert_int_equal(U.wr_ids[1], 2);
+	assert_true(fake_cq_armed(the_cq())); /* awaited when asked: armed */
+}
+
+/* the loop's event with a send still outstanding re-arms, as every wait did before */
+static void event_with_sends_outstanding_rearms(void **state)
+{
+	(void)state;
+	U.lazy = true;
+	connect_up();
+	assert_int_equal(link_post(Link, LINK_SEND, 0, 8, 1, false), 0);
+	assert_int_equal(link_post(Link, LINK_SEND, 0, 8, 2, true), 0);
+	U.outstanding = 3;
+	push_wc(2, IBV_WC_SUCCESS);
+	run_watches();
+	assert_int_equal(U.completions, 1);
+	assert_true(fake_cq_armed(the_cq()));
+}
+
+static void arm_failure_drops_the_connection(void **state)
+{
+	(void)state;
+	U.lazy = true;
+	connect_up();
+	push_wc(1, IBV_WC_SUCCESS);
+	run_watches();
+	assert_int_equal(link_post(Link, LINK_SEND, 0, 8, 2, true), 0);
+	U.outstanding = 1;
+	fake_fail(FAKE_IBV_REQ_NOTIFY_CQ, 1, EIO);
+	link_settle(Link);
+	assert_int_equal(link_state(Link), LINK_DRAINING);
+	assert_string_equal(U.lost, "cannot arm the completion queue");
+}
+
 static void disconnect_event_drains(void **state)
 {
 	(void)state;
@@ -2094,6 +2215,10 @@ int main(void)
 		T(unsent_errno_when_unreachable),
 		T(unsent_errno_cm_unreachable),
 		T(unsent_errno_forgets_causes_once_up),
+		T(settle_arms_only_while_a_completion_is_awaited),
+		T(completion_before_the_arm_is_reaped_after_it),
+		T(event_with_sends_outstanding_rearms),
+		T(arm_failure_drops_the_connection),
 #undef T
 	};
 

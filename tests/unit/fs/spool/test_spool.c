@@ -62,7 +62,7 @@ static int Post_ret;
 static unsigned Batch_calls, Batch_sizes[MAX_POSTS], Batch_fail_at;
 static uint64_t Link_next, Armed;
 static const char *Status = "connecting";
-static int Unsent_cause;		/* what link_unsent_errno answers, 0: its default */
+static int Unsent_cause; /* what link_unsent_errno answers, 0: its default */
 static bool Unsent_asked_waited;
 
 static uint64_t Session; /* what the spool gave its link; link_session answers it */
@@ -99,8 +99,8 @@ int link_post(struct link *link, enum link_op op, size_t offset, uint32_t len, u
 	return 0;
 }
 
-int link_post_imm(struct link *link, enum link_op op, size_t offset, uint32_t len,
-	uint64_t wr_id, bool signaled, uint32_t imm)
+int link_post_imm(struct link *link, enum link_op op, size_t offset, uint32_t len, uint64_t wr_id,
+	bool signaled, uint32_t imm)
 {
 	if (!Acks || op == LINK_FENCE)
 		return link_post(link, op, offset, len, wr_id, signaled);
@@ -130,8 +130,8 @@ bool link_acks(struct link *link)
  * records alive must all be forgotten by the time the messages end.
  */
 static bool Encrypts;
-static int Sealed_live;	  /* records holding a seal now */
-static unsigned Unsealed; /* payloads given their plaintext back before a re-seal */
+static int Sealed_live;	    /* records holding a seal now */
+static unsigned Unsealed;   /* payloads given their plaintext back before a re-seal */
 static uint64_t Sealed_seq; /* the fake's seq, so that a record is told from the next */
 
 static void fake_seal(const struct link_send *s)
@@ -207,6 +207,17 @@ int link_reap(struct link *link)
 	Reaped_wr_ids++;
 	(void)Ops->on_completions(Ctx, &wc, 1);
 	return 1;
+}
+
+/* link_settle: after every post, with what the spool's awaits says then */
+static unsigned Settles;
+static bool Settle_awaited;
+
+void link_settle(struct link *link)
+{
+	(void)link;
+	Settles++;
+	Settle_awaited = Ops->awaits(Ctx);
 }
 
 void link_drop(struct link *link, const char *reason, unsigned outstanding)
@@ -306,8 +317,8 @@ int __wrap_fuse_reply_err(fuse_req_t req, int err)
 	return 0;
 }
 
-int __wrap_fuse_lowlevel_notify_inval_inode(struct fuse_session *se, fuse_ino_t ino, off_t off,
-	off_t len)
+int __wrap_fuse_lowlevel_notify_inval_inode(
+	struct fuse_session *se, fuse_ino_t ino, off_t off, off_t len)
 {
 	(void)se;
 	(void)ino;
@@ -344,12 +355,17 @@ static struct rpmafs_peer_cfg Cfg;
 static uintptr_t Next_req;
 static unsigned Attempted; /* writes handed to the spool or refused before it */
 
-static void reset(enum rpmafs_peer_type type, enum rpmafs_completion completion,
-	uint32_t send_timeout_ms)
+static void reset(
+	enum rpmafs_peer_type type, enum rpmafs_completion completion, uint32_t send_timeout_ms)
 {
-	Cfg = (struct rpmafs_peer_cfg){.name = "alpha", .address = "192.168.77.2", .port = 7204,
-		.type = type, .completion = completion, .max_message = 4096,
-		.send_timeout_ms = send_timeout_ms, .connect_timeout_ms = 1000};
+	Cfg = (struct rpmafs_peer_cfg){.name = "alpha",
+		.address = "192.168.77.2",
+		.port = 7204,
+		.type = type,
+		.completion = completion,
+		.max_message = 4096,
+		.send_timeout_ms = send_timeout_ms,
+		.connect_timeout_ms = 1000};
 	Nposts = Drops = Drop_outstanding = Closes = Stops = Nreplies = Invalidations = 0;
 	Post_ret = 0;
 	Acks = false;
@@ -360,6 +376,8 @@ static void reset(enum rpmafs_peer_type type, enum rpmafs_completion completion,
 	Reap_mode = REAP_EMPTY;
 	Reap_calls = Reaped_wr_ids = 0;
 	Reaped_last = 0;
+	Settles = 0;
+	Settle_awaited = false;
 	Link_next = Armed = 0;
 	Status = "connecting";
 	Unsent_cause = 0;
@@ -453,8 +471,9 @@ static uintptr_t write_msg(struct handle *fh, uint32_t len)
 
 	Attempted++;
 	assert_int_equal(spool_write_check(Sp, fh, len, false), 0);
-	assert_int_equal(msg_new_write(fh, req, Pool, slot, pool_slot_ptr(Pool, slot), len,
-					 fh->sync, &msg), 0);
+	assert_int_equal(
+		msg_new_write(fh, req, Pool, slot, pool_slot_ptr(Pool, slot), len, fh->sync, &msg),
+		0);
 	spool_submit(Sp, msg);
 	return (uintptr_t)req;
 }
@@ -475,8 +494,9 @@ static uintptr_t write_small(struct handle *fh, uint32_t len)
 	assert_int_equal(spool_write_check(Sp, fh, len, false), 0);
 	assert_int_equal(pool_copy_small(Pool, payload, len, &slot), 0);
 	assert_true(pool_is_small(Pool, slot));
-	assert_int_equal(msg_new_write(fh, req, Pool, slot, pool_slot_ptr(Pool, slot), len,
-					 fh->sync, &msg), 0);
+	assert_int_equal(
+		msg_new_write(fh, req, Pool, slot, pool_slot_ptr(Pool, slot), len, fh->sync, &msg),
+		0);
 	assert_true(msg->small);
 	spool_submit(Sp, msg);
 	return (uintptr_t)req;
@@ -940,8 +960,8 @@ static void sends_behind_a_fence_get_their_own(void **state)
 
 	write_msg(fh, 8);
 	Sp->last_post_ms = now_ms_coarse() - 2; /* quiet since */
-	spool_tick(Sp, now_ms() + 10); /* fence 2 */
-	write_msg(fh, 8);		 /* 3: unsignaled, its fence skipped */
+	spool_tick(Sp, now_ms() + 10);		/* fence 2 */
+	write_msg(fh, 8);			/* 3: unsignaled, its fence skipped */
 	assert_int_equal(Posts[1].op, LINK_FENCE);
 	Sp->fence_at_ms = 0;
 	complete(2, IBV_WC_SUCCESS);
@@ -1832,6 +1852,55 @@ static void sync_write_returns_at_the_ack(void **state)
 	assert_int_equal(stats().bytes_confirmed, 8);
 	assert_int_equal(pool_free_count(Pool), NSLOTS);
 	assert_acked_accounts();
+	handle_delete(&fh);
+}
+
+/*
+ * Every write a worker posts is settled by that worker (link_settle, the
+ * CQ armed on demand, docs/design.md §8.4); awaits says whether a
+ * completion is still to come: while a send is in flight, not once it
+ * completed.
+ */
+static void posts_are_settled_by_their_worker(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(false);
+
+	assert_false(Ops->awaits(Ctx));
+	write_msg(fh, 64);
+	assert_int_equal(Nposts, 1);
+	assert_int_equal(Settles, 1);
+	assert_true(Settle_awaited);
+	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
+	assert_false(Ops->awaits(Ctx));
+	/* a sync write reaped in its worker's spin: nothing awaited by the settle after it */
+	handle_delete(&fh);
+	fh = open_handle(true);
+	Reap_mode = REAP_LAST;
+	write_msg(fh, 64);
+	assert_int_equal(Settles, 2);
+	assert_false(Settle_awaited);
+	handle_delete(&fh);
+	assert_accounts();
+}
+
+/* receiver confirmation: a completed send still awaits its acknowledgement */
+static void completed_send_awaits_its_acknowledgement(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	Acks = true;
+	up(8);
+	assert_false(Ops->awaits(Ctx));
+	write_msg(fh, 8);
+	assert_true(Settle_awaited);
+	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
+	assert_int_equal(stats().unacked, 1);
+	assert_true(Ops->awaits(Ctx));
+	ack(1, 8, 0);
+	assert_false(Ops->awaits(Ctx));
 	handle_delete(&fh);
 }
 
@@ -2746,6 +2815,7 @@ int main(void)
 		T(async_write_replies_at_post),
 		T(sync_write_replies_at_completion),
 		T(sync_write_reaped_by_its_worker),
+		T(posts_are_settled_by_their_worker),
 		T(sync_write_not_reaped_in_time_is_the_loops),
 		T(sync_write_on_a_link_going_down_is_not_polled),
 		T(sync_write_while_not_connected_is_not_polled),
@@ -2803,6 +2873,7 @@ int main(void)
 		T(tick_returns_the_soonest_deadline),
 		T(transport_confirmation_carries_no_numbers),
 		T(sync_write_returns_at_the_ack),
+		T(completed_send_awaits_its_acknowledgement),
 		T(writes_at_the_reserve_return_once_posted),
 		T(unanswered_request_drops_a_silent_link),
 		T(answered_request_keeps_a_slow_receiver),

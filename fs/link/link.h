@@ -247,6 +247,13 @@ int link_reap(struct link *link);
 void link_settle(struct link *link);
 
 /*
+ * link_look -- loop thread: link_settle whether or not anything was posted
+ * since the last settle (the user's tick reaping what it let wait: a
+ * completion awaits did not want an event for)
+ */
+void link_look(struct link *link);
+
+/*
  * link_drop -- the user saw the connection fail (a failed completion or
  * post, a send overdue): UP -> DRAINING, no callback. outstanding is what
  * is still posted; any thread, the caller's lock may be held.

@@ -142,6 +142,12 @@ void link_settle(struct link *link)
 	link_settle_on(link, false);
 }
 
+void link_look(struct link *link)
+{
+	__atomic_store_n(&link->posted, true, __ATOMIC_SEQ_CST);
+	link_settle_on(link, true);
+}
+
 int link_reap(struct link *link)
 {
 	struct link_conn *c;

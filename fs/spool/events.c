@@ -215,16 +215,53 @@ static unsigned on_down(void *ctx, enum link_down why, const char *reason)
 	return left;
 }
 
-/* a send's completion or an acknowledgement is still to come: the CQ stays armed */
+/*
+ * Someone waits for an acknowledgement: a reply owed at it (a sync write,
+ * a file-framed close), an fsync or a waiting close, a message held back
+ * for credits, a request asked, writers short of slots; or the connection
+ * is going (its flushes end what is left).
+ */
+static bool ack_wanted_now_locked(struct spool *sp)
+{
+	if (!sp->up || sp->fsync_waiting || sp->pending.head || sp->cf.unanswered ||
+		spool_pool_short(sp))
+		return true;
+	for (const struct msg *msg = sp->cf.parked.head; msg; msg = msg->next)
+		if (msg->req)
+			return true;
+	return false;
+}
+
+/*
+ * A completion is still to come that someone waits for: the CQ is armed
+ * (link_settle). Acknowledgements of async writes nobody waits for do not
+ * arm it while the spool is posting: each post's settle reaps them, so a
+ * streaming writer's acknowledgements wake nobody. Once the spool has
+ * posted nothing for SPOOL_ACK_LOOK_MS no settle is coming: the tick looks
+ * (timers.c), and arms it from then on.
+ */
 static bool awaits(void *ctx)
 {
 	struct spool *sp = ctx;
-	bool yes;
+	uint64_t look = 0;
+	bool now;
 
 	pthread_mutex_lock(&sp->lock);
-	yes = sp->in_flight.count || confirm_awaits(&sp->cf);
+	if (sp->in_flight.count)
+		now = true;
+	else if (!confirm_awaits(&sp->cf))
+		now = false;
+	else if (ack_wanted_now_locked(sp) ||
+		 now_ms_coarse() >= sp->last_post_ms + SPOOL_ACK_LOOK_MS)
+		now = true;
+	else {
+		now = false;
+		if (!sp->ack_look_ms)
+			look = sp->ack_look_ms = sp->last_post_ms + SPOOL_ACK_LOOK_MS;
+	}
 	pthread_mutex_unlock(&sp->lock);
-	return yes;
+	loop_arm(sp->env->loop, look);
+	return now;
 }
 
 const struct link_ops spool_link_ops = {

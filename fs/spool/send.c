@@ -262,6 +262,14 @@ static bool small_at_reserve(const struct spool_env *env, unsigned small_free)
 	return small_free <= env->nworkers;
 }
 
+bool spool_pool_short(const struct spool *sp)
+{
+	struct pool *pool = sp->env->pool;
+
+	return at_reserve(sp->env, pool_free_count(pool)) ||
+	       (pool_nsmall(pool) && small_at_reserve(sp->env, pool_small_free_count(pool)));
+}
+
 /* whether msg's class of slot is at its reserve */
 static bool msg_at_reserve(const struct spool_env *env, const struct msg *msg)
 {

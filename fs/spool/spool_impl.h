@@ -56,9 +56,10 @@ struct spool {
 	uint64_t next_seq;
 	/* the last_error to keep: a failure was recorded since the connection came up */
 	bool error_since_up;
-	uint64_t fence_at_ms; /* when to fence unsignaled sends (0: none) */
+	uint64_t fence_at_ms;	 /* when to fence unsignaled sends (0: none) */
 	uint64_t fence_armed_ms; /* when fence_at_ms was first set for them */
 	uint64_t last_post_ms;	 /* coarse: the last post of a message (a fence waits for quiet) */
+	uint64_t ack_look_ms; /* when the tick reaps acknowledgements nobody waits for (0: none) */
 	/*
 	 * Writes fail at once with ENOTCONN until the next connection: a write
 	 * already waited send_timeout_ms in vain, or the peer went silent for
@@ -72,7 +73,8 @@ struct spool {
 	struct confirm cf;	   /* receiver confirmation (confirm.h) */
 	struct handle *open_files; /* not released yet (handle.c) */
 	unsigned fsync_waiting;	   /* fsyncs (and waiting closes) not answered yet */
-	uint64_t sync_mean_ns;	   /* a sync message's time from its post to its end, running mean (await.c) */
+	uint64_t
+		sync_mean_ns; /* a sync message's time from its post to its end, running mean (await.c) */
 
 	struct spool_stats st; /* the counters, kept current (ever_up is stored here only) */
 	/* the status text as last rendered (a hash) and when it last changed */
@@ -125,6 +127,17 @@ void spool_refuse_locked(
 /* spool_refuse_unsent_locked -- end msg for want of a connection; the link picks the errno */
 void spool_refuse_unsent_locked(
 	struct spool *sp, struct msg *msg, bool waited, const char *what, struct replies *rs);
+
+/*
+ * Acknowledgements nobody waits for are not worth a wake-up each while the
+ * spool posts: the next post's settle reaps them; once it has posted
+ * nothing for SPOOL_ACK_LOOK_MS the tick reaps them and the CQ is armed
+ * for the rest (events.c's awaits, timers.c; docs/design.md §8.4)
+ */
+#define SPOOL_ACK_LOOK_MS 10
+
+/* spool_pool_short -- a class of the pool's slots is at its reserve: someone may wait for one */
+bool spool_pool_short(const struct spool *sp);
 
 /* spool_post_ready_locked -- post what is pending, as the window and credits allow */
 void spool_post_ready_locked(struct spool *sp, struct replies *rs);

@@ -13,6 +13,7 @@
 #include "confirm.h"
 #include "spool_impl.h"
 #include "link/link.h"
+#include "runtime/clock.h"
 
 static void soonest(uint64_t *next, uint64_t t)
 {
@@ -44,6 +45,7 @@ uint64_t spool_tick(struct spool *sp, uint64_t now)
 	uint64_t silence_ms = LINK_SILENCE_MS(sp->cfg->send_timeout_ms);
 	uint64_t next = 0;
 	struct msg *msg;
+	bool look = false;
 
 	pthread_mutex_lock(&sp->lock);
 	/* writes that waited send_timeout_ms for a connection */
@@ -81,9 +83,25 @@ uint64_t spool_tick(struct spool *sp, uint64_t now)
 	}
 
 	soonest(&next, spool_fence_due_locked(sp, now, &rs));
+	if (sp->ack_look_ms && sp->ack_look_ms <= now) {
+		uint64_t quiet = sp->last_post_ms + SPOOL_ACK_LOOK_MS;
+
+		/* still posting: its posts' settles reap them; look once quiet */
+		if (now_ms_coarse() < quiet)
+			sp->ack_look_ms = quiet > now ? quiet : now + 1;
+		else {
+			sp->ack_look_ms = 0;
+			look = true;
+		}
+	}
+	soonest(&next, sp->ack_look_ms);
 	pthread_mutex_unlock(&sp->lock);
 	replies_send(&rs);
 
+	if (look && sp->link) {
+		/* reaps them, and arms the CQ for those still to come (awaits: quiet) */
+		link_look(sp->link);
+	}
 	if (sp->link)
 		soonest(&next, link_tick(sp->link, now));
 	return next;

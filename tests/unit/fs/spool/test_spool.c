@@ -220,6 +220,16 @@ void link_settle(struct link *link)
 	Settle_awaited = Ops->awaits(Ctx);
 }
 
+/* link_look: the tick's reap of acknowledgements it let wait */
+static unsigned Looks;
+
+void link_look(struct link *link)
+{
+	(void)link;
+	Looks++;
+	Settle_awaited = Ops->awaits(Ctx);
+}
+
 void link_drop(struct link *link, const char *reason, unsigned outstanding)
 {
 	(void)link;
@@ -376,7 +386,7 @@ static void reset(
 	Reap_mode = REAP_EMPTY;
 	Reap_calls = Reaped_wr_ids = 0;
 	Reaped_last = 0;
-	Settles = 0;
+	Settles = Looks = 0;
 	Settle_awaited = false;
 	Link_next = Armed = 0;
 	Status = "connecting";
@@ -1885,21 +1895,69 @@ static void posts_are_settled_by_their_worker(void **state)
 	assert_accounts();
 }
 
-/* receiver confirmation: a completed send still awaits its acknowledgement */
-static void completed_send_awaits_its_acknowledgement(void **state)
+/*
+ * Receiver confirmation: a completed send's acknowledgement that nobody
+ * waits for (an async write, no fsync) does not arm the CQ while the spool
+ * posts: the tick looks for it once the spool has been quiet
+ * SPOOL_ACK_LOOK_MS, and then arms it. One that someone waits for (an
+ * fsync) arms it at once.
+ */
+static void acknowledgement_nobody_waits_for_is_looked_for_later(void **state)
 {
 	(void)state;
 	struct handle *fh = open_handle(false);
+	uint64_t look;
 
 	Acks = true;
 	up(8);
 	assert_false(Ops->awaits(Ctx));
 	write_msg(fh, 8);
-	assert_true(Settle_awaited);
+	assert_true(Settle_awaited); /* in flight */
 	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
 	assert_int_equal(stats().unacked, 1);
+	/* the spool has just posted: no event for it, the tick looks once quiet */
+	Sp->last_post_ms = now_ms_coarse();
+	Armed = 0;
+	assert_false(Ops->awaits(Ctx));
+	look = Sp->ack_look_ms;
+	assert_int_equal(look, Sp->last_post_ms + SPOOL_ACK_LOOK_MS);
+	assert_int_equal(Armed, look); /* the loop's timer */
+	assert_false(Ops->awaits(Ctx));
+	assert_int_equal(Sp->ack_look_ms, look); /* armed once */
+	/* due while the spool still posts: later, once quiet */
+	Sp->last_post_ms = look;
+	spool_tick(Sp, look);
+	assert_int_equal(Looks, 0);
+	assert_int_equal(Sp->ack_look_ms, look + SPOOL_ACK_LOOK_MS);
+	/* due and quiet: the tick looks, and what is still to come arms the CQ */
+	Sp->last_post_ms = 0;
+	spool_tick(Sp, Sp->ack_look_ms);
+	assert_int_equal(Looks, 1);
+	assert_true(Settle_awaited);
+	assert_int_equal(Sp->ack_look_ms, 0);
+	/* an fsync waits for it: the CQ is armed for it */
+	assert_int_equal(spool_fsync(Sp, fh, (fuse_req_t)(uintptr_t)77), 0);
 	assert_true(Ops->awaits(Ctx));
 	ack(1, 8, 0);
+	assert_false(Ops->awaits(Ctx));
+	handle_delete(&fh);
+}
+
+/* a sync write's reply is owed at its acknowledgement: the CQ is armed for it */
+static void acknowledgement_owed_a_reply_arms(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(true);
+	uintptr_t r;
+
+	Acks = true;
+	up(8);
+	r = write_msg(fh, 8);
+	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
+	assert_null(reply_of(r));
+	assert_true(Ops->awaits(Ctx));
+	ack(1, 8, 0);
+	assert_non_null(reply_of(r));
 	assert_false(Ops->awaits(Ctx));
 	handle_delete(&fh);
 }
@@ -2873,7 +2931,8 @@ int main(void)
 		T(tick_returns_the_soonest_deadline),
 		T(transport_confirmation_carries_no_numbers),
 		T(sync_write_returns_at_the_ack),
-		T(completed_send_awaits_its_acknowledgement),
+		T(acknowledgement_nobody_waits_for_is_looked_for_later),
+		T(acknowledgement_owed_a_reply_arms),
 		T(writes_at_the_reserve_return_once_posted),
 		T(unanswered_request_drops_a_silent_link),
 		T(answered_request_keeps_a_slow_receiver),

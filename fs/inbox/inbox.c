@@ -53,109 +53,29 @@ void inbox_post_slot(void *arg, uint32_t slot)
 		log_err("inbox: posting receive %u again failed: %s", slot, rpma_err_2str(ret));
 }
 
-/* the most releases batched before the loop is called; INBOX_RELEASE_MS at the latest */
-#define INBOX_RELEASE_BATCH_MAX 8
-#define INBOX_RELEASE_MS 2
-
-void inbox_conn_waits(struct inbox *ib, struct inbox_ack_conn *ac, bool waits)
+/* on the loop thread: slot's message was read whole (inbox_ack.h) */
+static void on_read(void *arg)
 {
-	if (ac->waits == waits)
-		return;
-	ac->waits = waits;
-	if (waits)
-		__atomic_add_fetch(&ib->waiting_senders, 1, __ATOMIC_SEQ_CST);
-	else
-		__atomic_sub_fetch(&ib->waiting_senders, 1, __ATOMIC_SEQ_CST);
-}
+	struct slot_task *t = arg;
+	struct inbox_ack_conn *ac =
+		inbox_ack_released(t->ib->acks, t->slot, inbox_post_slot, t->ib);
 
-static struct inbox_conn *conn_of(struct inbox_ack_conn *ac)
-{
-	return (struct inbox_conn *)((char *)ac - offsetof(struct inbox_conn, ack));
+	if (ac)
+		inbox_conn_ack((struct inbox_conn *)((char *)ac - offsetof(struct inbox_conn, ack)));
 }
 
 /*
- * On the loop thread: the batched releases, each slot's message read whole
- * (inbox_ack.h): posted again, and each connection whose read prefix moved
- * acknowledged once for the batch.
- */
-static void take_released(void *arg)
-{
-	struct inbox *ib = arg;
-	struct inbox_ack_conn *moved[INBOX_CONNS_MAX];
-	uint32_t n, nmoved = 0;
-
-	pthread_mutex_lock(&ib->rel_lock);
-	n = ib->nreleased;
-	memcpy(ib->rel_work, ib->released, n * sizeof(*ib->released));
-	ib->nreleased = 0;
-	ib->rel_due_ms = 0;
-	ib->rel_queued = false;
-	pthread_mutex_unlock(&ib->rel_lock);
-	for (uint32_t i = 0; i < n; i++) {
-		struct inbox_ack_conn *ac =
-			inbox_ack_released(ib->acks, ib->rel_work[i], inbox_post_slot, ib);
-		uint32_t j;
-
-		for (j = 0; ac && j < nmoved && moved[j] != ac; j++)
-			;
-		if (ac && j == nmoved && nmoved < INBOX_CONNS_MAX)
-			moved[nmoved++] = ac;
-	}
-	for (uint32_t j = 0; j < nmoved; j++) {
-		struct inbox_conn *c = conn_of(moved[j]);
-
-		inbox_conn_ack(c);
-		/* what it asked about is all read and answered now */
-		if (!c->dead && moved[j]->head == INBOX_ACK_NONE)
-			inbox_conn_waits(ib, moved[j], false);
-	}
-}
-
-uint64_t inbox_released_due(struct inbox *ib, uint64_t now)
-{
-	uint64_t due;
-
-	pthread_mutex_lock(&ib->rel_lock);
-	due = ib->rel_queued ? 0 : ib->rel_due_ms;
-	pthread_mutex_unlock(&ib->rel_lock);
-	if (!due || due > now)
-		return due;
-	take_released(ib);
-	return 0;
-}
-
-/*
- * The message in slot was read to its last byte (inbox_queue.h), on the
- * reader's worker (or the loop, for a parked read): the slot joins the
- * batch the loop posts again and acknowledges (take_released). The loop
- * is called at once when its sender waits for it (a PROMPT, or a REQUEST
- * with messages unread) or the batch is full, else the tick takes the
- * batch INBOX_RELEASE_MS after its first: a reader draining the inbox
- * costs the loop a wake-up and an acknowledgement per batch, not per
- * message.
+ * The message in slot was read to its last byte (inbox_queue.h): on the
+ * loop thread, it is acknowledged to a receiver-confirmed sender and its
+ * receive posted again (on_read).
  */
 static void on_release(void *arg, uint32_t slot, bool unread)
 {
 	struct inbox *ib = arg;
-	bool now, queue = false;
-	uint64_t arm = 0;
 
 	if (unread)
 		return; /* the inbox is going: never acknowledged, never re-posted */
-	now = ib->prompt[slot] || __atomic_load_n(&ib->waiting_senders, __ATOMIC_SEQ_CST);
-	pthread_mutex_lock(&ib->rel_lock);
-	ib->released[ib->nreleased++] = slot;
-	if (now || ib->nreleased >= ib->rel_batch) {
-		queue = !ib->rel_queued;
-		ib->rel_queued = true;
-	} else if (!ib->rel_due_ms) {
-		arm = ib->rel_due_ms = now_ms() + INBOX_RELEASE_MS;
-	}
-	pthread_mutex_unlock(&ib->rel_lock);
-	if (queue)
-		loop_run_soon(ib->loop, &ib->rel_task);
-	else if (arm)
-		loop_arm(ib->loop, arm);
+	loop_run_soon(ib->loop, &ib->tasks[slot].task);
 }
 
 static void on_listener(void *arg)
@@ -259,9 +179,7 @@ static void on_wc(struct inbox *ib, const struct ibv_wc *wc, bool *arrived)
 	}
 	if (c && c->ack.on) {
 		const char *why = "";
-		bool prompt = false;
-		enum inbox_take take =
-			inbox_ack_take(ib->acks, &c->ack, (uint32_t)slot, wc, &prompt, &why);
+		enum inbox_take take = inbox_ack_take(ib->acks, &c->ack, (uint32_t)slot, wc, &why);
 
 		if (take == INBOX_TAKE_DUPLICATE) {
 			log_info("inbox: connection %s: message %u again: a duplicate, dropped",
@@ -274,17 +192,12 @@ static void on_wc(struct inbox *ib, const struct ibv_wc *wc, bool *arrived)
 		if (take != INBOX_TAKE_RECORD) {
 			/* nothing to read: the receive goes back, a duplicate or request is answered */
 			inbox_post_slot(ib, (uint32_t)slot);
-			if (take == INBOX_TAKE_BAD) {
+			if (take == INBOX_TAKE_BAD)
 				inbox_conn_free(c);
-				return;
-			}
-			inbox_conn_ack(c);
-			/* asked with messages unread: each read of them is answered at once */
-			if (take == INBOX_TAKE_REQUEST && !c->dead && c->ack.head != INBOX_ACK_NONE)
-				inbox_conn_waits(ib, &c->ack, true);
+			else
+				inbox_conn_ack(c);
 			return;
 		}
-		ib->prompt[slot] = prompt;
 		if (c->session) {
 			uint32_t n = inbox_ack_num(ib->acks, (uint32_t)slot);
 
@@ -304,7 +217,6 @@ static void on_wc(struct inbox *ib, const struct ibv_wc *wc, bool *arrived)
 		}
 	} else {
 		inbox_ack_plain(ib->acks, (uint32_t)slot);
-		ib->prompt[slot] = false;
 	}
 	pthread_mutex_lock(&ib->lock);
 	snprintf(ib->last_sender, sizeof(ib->last_sender), "%s", c ? c->sender : "(gone)");
@@ -442,7 +354,6 @@ int inbox_new(const struct rpmafs_inbox_cfg *cfg, struct loop *loop, struct inbo
 		return -1;
 	}
 	pthread_mutex_init(&ib->lock, NULL);
-	pthread_mutex_init(&ib->rel_lock, NULL);
 	ib->loop = loop;
 	ib->ep_fd = ib->rcq_fd = -1;
 	ib->slots = cfg->slots;
@@ -450,18 +361,8 @@ int inbox_new(const struct rpmafs_inbox_cfg *cfg, struct loop *loop, struct inbo
 	snprintf(ib->listen, sizeof(ib->listen), strchr(cfg->address, ':') ? "[%s]:%u" : "%s:%u",
 		cfg->address, cfg->port);
 	*ib_ptr = ib;
-	ib->released = calloc(ib->slots, sizeof(*ib->released));
-	ib->rel_work = calloc(ib->slots, sizeof(*ib->rel_work));
-	ib->prompt = calloc(ib->slots, sizeof(*ib->prompt));
-	/* under half the credits of a share (inbox_ack.c: slots / 4 - 1): no sender waits for them */
-	ib->rel_batch = ib->slots / 16;
-	if (ib->rel_batch < 1)
-		ib->rel_batch = 1;
-	if (ib->rel_batch > INBOX_RELEASE_BATCH_MAX)
-		ib->rel_batch = INBOX_RELEASE_BATCH_MAX;
-	ib->rel_task = (struct loop_task){NULL, take_released, ib};
-	if (!ib->released || !ib->rel_work || !ib->prompt || recv_allow_new(&ib->allow) ||
-		rpmafs_sessions_new(NULL, &ib->sessions) ||
+	ib->tasks = calloc(ib->slots, sizeof(*ib->tasks));
+	if (!ib->tasks || recv_allow_new(&ib->allow) || rpmafs_sessions_new(NULL, &ib->sessions) ||
 		posix_memalign((void **)&ib->buf, page > 0 ? (size_t)page : 4096,
 			(size_t)ib->slots * ib->slot_size) ||
 		inbox_queue_new(ib->slots,
@@ -472,6 +373,8 @@ int inbox_new(const struct rpmafs_inbox_cfg *cfg, struct loop *loop, struct inbo
 		snprintf(why, whylen, "inbox: out of memory");
 		return -1;
 	}
+	for (uint32_t i = 0; i < ib->slots; i++)
+		ib->tasks[i] = (struct slot_task){{NULL, on_read, &ib->tasks[i]}, ib, i};
 	if (cfg->keys && inbox_auth_new(cfg->keys, cfg->keys_dir,
 				 cfg->protect == RPMAFS_PROTECT_ENCRYPT, &ib->auth)) {
 		snprintf(why, whylen, "inbox: out of memory");
@@ -516,10 +419,7 @@ void inbox_delete(struct inbox **ib_ptr)
 	inbox_auth_delete(&ib->auth);
 	rpmafs_sessions_delete(&ib->sessions);
 	free(ib->buf);
-	free(ib->released);
-	free(ib->rel_work);
-	free(ib->prompt);
-	pthread_mutex_destroy(&ib->rel_lock);
+	free(ib->tasks);
 	pthread_mutex_destroy(&ib->lock);
 	free(ib);
 	*ib_ptr = NULL;

@@ -89,12 +89,13 @@ int inbox_ack_offer(struct inbox_ack *a, struct inbox_ack_conn *ac)
 }
 
 enum inbox_take inbox_ack_take(struct inbox_ack *a, struct inbox_ack_conn *ac, uint32_t slot,
-	const struct ibv_wc *wc, bool *prompt, const char **why)
+	const struct ibv_wc *wc, const char **why)
 {
 	bool first = !ac->req.seen_any;
 	uint32_t n;
 
-	switch (rpmafs_ackreq_take(&ac->req, wc, &n, prompt, why)) {
+	/* the inbox answers at read, whether the sender waits or not: no prompt */
+	switch (rpmafs_ackreq_take(&ac->req, wc, &n, NULL, why)) {
 	case RPMAFS_ACKREQ_BAD:
 		return INBOX_TAKE_BAD;
 	case RPMAFS_ACKREQ_REQUEST:

@@ -47,7 +47,6 @@ struct inbox_ack_conn {
 	uint16_t sent_requests;
 	unsigned busy;	     /* bit i: its lane's buffer i is being sent */
 	bool owed;	     /* an acknowledgement is due and no buffer was free */
-	bool waits;	     /* it asked (a REQUEST) with messages unread: each read answers */
 	uint32_t head, tail; /* its slots held, oldest first (INBOX_ACK_NONE: none) */
 	uint64_t acks, duplicates;
 };
@@ -82,12 +81,10 @@ int inbox_ack_offer(struct inbox_ack *a, struct inbox_ack_conn *ac);
 
 /*
  * inbox_ack_take -- classify a successful receive completion of ac's
- * connection in slot; a RECORD is now held for ac (*why for BAD);
- * *prompt: its sender waits for the acknowledgement (RPMAFS_IMM_PROMPT, a
- * REQUEST)
+ * connection in slot; a RECORD is now held for ac (*why for BAD)
  */
 enum inbox_take inbox_ack_take(struct inbox_ack *a, struct inbox_ack_conn *ac, uint32_t slot,
-	const struct ibv_wc *wc, bool *prompt, const char **why);
+	const struct ibv_wc *wc, const char **why);
 
 /* inbox_ack_num -- the number of the message inbox_ack_take just held in slot for its connection */
 uint32_t inbox_ack_num(const struct inbox_ack *a, uint32_t slot);

@@ -73,7 +73,6 @@ void inbox_conn_free(struct inbox_conn *c)
 	 * comes again. Without a session it is taken back, to be queued when
 	 * it does; with one it stays queued, and comes again as a duplicate.
 	 */
-	inbox_conn_waits(ib, &c->ack, false);
 	inbox_ack_drop(ib->acks, &c->ack, c->session ? keep : withdraw, inbox_post_slot, ib);
 	(void)rpma_conn_disconnect(c->conn);
 	(void)rpma_conn_delete(&c->conn);
@@ -355,7 +354,7 @@ void inbox_conn_request(struct inbox *ib, struct rpma_conn_req **req)
 uint64_t inbox_tick(struct inbox *ib, uint64_t now)
 {
 	struct inbox_conn *c, *next;
-	uint64_t at = inbox_released_due(ib, now);
+	uint64_t at = 0;
 
 	for (c = ib->conns; c && ib->unproven; c = next) {
 		next = c->next;

@@ -41,6 +41,13 @@ struct inbox_conn {
 	char sender[INBOX_SENDER_MAX]; /* last_sender: NAME@ADDR with a key, else ADDR */
 };
 
+/* a slot whose last byte was read, on its way back to the shared queue */
+struct slot_task {
+	struct loop_task task;
+	struct inbox *ib;
+	uint32_t slot;
+};
+
 struct inbox {
 	struct loop *loop;
 	void (*on_arrival)(void *arg);
@@ -58,20 +65,7 @@ struct inbox {
 	struct rpma_mr_local *mr;
 	uint8_t *buf;
 	uint32_t slots, slot_size;
-	/*
-	 * Slots whose last byte was read (on a worker, or the loop for a
-	 * parked read), for the loop to acknowledge and post again in
-	 * batches: at once when a sender waits, else every rel_batch or
-	 * INBOX_RELEASE_MS (inbox.c, docs/design.md §13.4)
-	 */
-	pthread_mutex_t rel_lock;
-	uint32_t *released, nreleased, *rel_work;
-	uint32_t rel_batch;
-	uint64_t rel_due_ms; /* the tick takes them then (0: none waits for the tick) */
-	bool rel_queued;     /* rel_task is handed to the loop */
-	struct loop_task rel_task;
-	bool *prompt; /* per slot: its sender waits (written at take, read at release) */
-	unsigned waiting_senders; /* atomic: connections whose ac.waits is set */
+	struct slot_task *tasks;
 	struct inbox_queue *q;
 	struct inbox_ack *acks;
 	struct rpmafs_sessions *sessions; /* what each sender session had queued (§13.4) */
@@ -90,15 +84,6 @@ struct inbox {
 
 /* inbox_count -- (*what)++ under ib->lock: a figure inbox_stats_get reads */
 void inbox_count(struct inbox *ib, uint64_t *what);
-
-/*
- * inbox_released_due -- on the loop thread, from inbox_tick: take the
- * batched releases if their time has come; when it will (0: none)
- */
-uint64_t inbox_released_due(struct inbox *ib, uint64_t now);
-
-/* inbox_conn_waits -- on the loop thread: c asked with messages unread, or no longer (waits) */
-void inbox_conn_waits(struct inbox *ib, struct inbox_ack_conn *ac, bool waits);
 
 /* inbox_post_slot -- on the loop thread: slot is free, its receive goes back to the queue */
 void inbox_post_slot(void *arg, uint32_t slot);

@@ -273,14 +273,7 @@ static int teardown(void **state)
 	return unit_teardown(state);
 }
 
-static void start_slots(uint32_t slots);
-
 static void start(void)
-{
-	start_slots(SLOTS);
-}
-
-static void start_slots(uint32_t slots)
 {
 	char why[256] = "";
 
@@ -297,7 +290,7 @@ static void start_slots(uint32_t slots)
 	F.srq = fake_srq_nth(0);
 	assert_non_null(F.srq);
 	assert_null(fake_srq_nth(1));
-	assert_int_equal(fake_srq_recv_count(F.srq), slots);
+	assert_int_equal(fake_srq_recv_count(F.srq), SLOTS);
 }
 
 static struct inbox_stats stats(void)
@@ -463,84 +456,6 @@ static void complete(struct sender *s, unsigned i, enum ibv_wc_status status)
 }
 
 /* ---- the tests ---- */
-
-/*
- * Releases in batches (docs/design.md §13.4): with 64 slots a batch is 4
- * (slots / 16). Reads release their slots; the loop posts them again and
- * acknowledges once per batch, or at the tick INBOX_RELEASE_MS after the
- * first; a message whose sender waits (PROMPT) is answered at its read,
- * and so is every read after a REQUEST that came with messages unread.
- */
-static void releases_are_batched_unless_a_sender_waits(void **state)
-{
-	struct sender s;
-	uint64_t due;
-
-	(void)state;
-	F.cfg.slots = 64;
-	start_slots(64);
-	s = accepted("192.168.77.9", ACKED);
-	for (uint32_t n = 1; n <= 6; n++)
-		arrive(&s, "m", 1, true, n);
-	settle();
-	assert_int_equal(stats().q.received, 6);
-
-	/* three reads: nothing yet, the tick is armed */
-	L.armed = 0;
-	for (int i = 0; i < 3; i++)
-		read_one("m", 1);
-	settle();
-	assert_int_equal(fake_send_count(s.qp), 0);
-	assert_int_equal(srq_posted(), 64 - 6);
-	due = L.armed;
-	assert_true(due > 0);
-	assert_int_equal(inbox_tick(F.ib, due - 1), due); /* not yet */
-	/* the fourth fills the batch: one acknowledgement for the four */
-	read_one("m", 1);
-	settle();
-	assert_int_equal(fake_send_count(s.qp), 1);
-	assert_int_equal(sent_ack(&s, 0).acked, 4);
-	assert_int_equal(srq_posted(), 64 - 2);
-	complete(&s, 0, IBV_WC_SUCCESS);
-
-	/* one read alone waits for the tick, which takes it */
-	L.armed = 0;
-	read_one("m", 1);
-	settle();
-	assert_int_equal(fake_send_count(s.qp), 1);
-	due = L.armed;
-	assert_true(due > 0);
-	assert_int_equal(inbox_tick(F.ib, due), 0);
-	settle();
-	assert_int_equal(fake_send_count(s.qp), 2);
-	assert_int_equal(sent_ack(&s, 1).acked, 5);
-	complete(&s, 1, IBV_WC_SUCCESS);
-
-	/* it asks while message 6 is unread: answered now, and again at its read */
-	arrive(&s, NULL, 0, true, RPMAFS_IMM_REQUEST | RPMAFS_IMM_PROMPT);
-	settle();
-	assert_int_equal(fake_send_count(s.qp), 3);
-	assert_int_equal(sent_ack(&s, 2).acked, 5);
-	complete(&s, 2, IBV_WC_SUCCESS);
-	read_one("m", 1);
-	settle();
-	assert_int_equal(fake_send_count(s.qp), 4);
-	assert_int_equal(sent_ack(&s, 3).acked, 6);
-	complete(&s, 3, IBV_WC_SUCCESS);
-
-	/* all read and answered: the next read is batched again; a PROMPT one is not */
-	arrive(&s, "m", 1, true, 7);
-	arrive(&s, "p", 1, true, 8 | RPMAFS_IMM_PROMPT);
-	settle();
-	read_one("m", 1);
-	settle();
-	assert_int_equal(fake_send_count(s.qp), 4);
-	read_one("p", 1);
-	settle();
-	assert_int_equal(fake_send_count(s.qp), 5);
-	assert_int_equal(sent_ack(&s, 4).acked, 8);
-	assert_int_equal(srq_posted(), 64);
-}
 
 /* an rpmafs sender is accepted; its messages reach the queue in order, bytes intact */
 static void receives_into_the_queue(void **state)
@@ -1619,7 +1534,6 @@ int main(void)
 		T(disconnect_of_an_acknowledging_sender),
 		T(acknowledges_what_was_read),
 		T(acknowledges_the_prefix_read),
-		T(releases_are_batched_unless_a_sender_waits),
 		T(session_resend_is_acknowledged_not_queued),
 		T(other_session_same_numbers_are_queued),
 		T(version_1_sender_as_before),

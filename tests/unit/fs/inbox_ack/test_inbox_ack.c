@@ -52,7 +52,7 @@ static enum inbox_take take(struct inbox_ack_conn *ac, uint32_t slot, uint32_t i
 	struct ibv_wc wc = wc_num(imm, imm & RPMAFS_IMM_REQUEST ? 0 : 3);
 	const char *why = NULL;
 
-	return inbox_ack_take(F.a, ac, slot, &wc, NULL, &why);
+	return inbox_ack_take(F.a, ac, slot, &wc, &why);
 }
 
 static int setup(void **state)
@@ -182,7 +182,7 @@ static void test_duplicates_requests_bad(void **state)
 	assert_int_equal(c.req.requests, 1);
 	assert_int_equal(take(&c, 1, RPMAFS_IMM_REQUEST | 4), INBOX_TAKE_BAD);
 	wc.wc_flags = 0;
-	assert_int_equal(inbox_ack_take(F.a, &c, 1, &wc, NULL, &why), INBOX_TAKE_BAD);
+	assert_int_equal(inbox_ack_take(F.a, &c, 1, &wc, &why), INBOX_TAKE_BAD);
 	assert_non_null(strstr(why, "without its number"));
 	/* nothing read yet: acked is the number before the first */
 	assert_int_equal(c.read_upto, 9);

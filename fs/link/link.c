@@ -501,8 +501,16 @@ static void on_cm_event(void *arg)
 			link_lost(c->link, "connection event channel failed", true);
 			return;
 		}
-		if (ev != RPMA_CONN_ESTABLISHED)
+		if (ev != RPMA_CONN_ESTABLISHED) {
+			/*
+			 * What the CQ holds came before the event: a receiver's
+			 * acknowledgement of its last messages before it closes
+			 * (rpma-recv --count). The CQ may not be armed (linkreap.c),
+			 * and a drain with nothing outstanding ends at once.
+			 */
+			link_reap_all(c);
 			link_lost(c->link, rpma_utils_conn_event_2str(ev), true);
+		}
 	}
 }
 

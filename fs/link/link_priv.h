@@ -70,6 +70,9 @@ void link_lost(struct link *link, const char *reason, bool on_loop);
 /* linkreap.c: the loop's handler of the CQ's channel */
 void link_on_cq(void *arg);
 
+/* linkreap.c: loop thread: reap everything c's CQ holds, armed or not (before a loss) */
+void link_reap_all(struct link_conn *c);
+
 /* linkreap.c: link_settle, on the loop thread (on_loop) or not */
 void link_settle_on(struct link *link, bool on_loop);
 

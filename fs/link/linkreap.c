@@ -137,6 +137,14 @@ void link_settle_on(struct link *link, bool on_loop)
 	pthread_mutex_unlock(&link->reap_lock);
 }
 
+void link_reap_all(struct link_conn *c)
+{
+	pthread_mutex_lock(&c->link->reap_lock);
+	if (!c->dead)
+		drain(c, true);
+	pthread_mutex_unlock(&c->link->reap_lock);
+}
+
 void link_settle(struct link *link)
 {
 	link_settle_on(link, false);

@@ -217,6 +217,7 @@ static struct {
 	bool lazy; /* awaits: only while outstanding (else always, as without awaits) */
 	uint64_t push_in_awaits; /* a completion that comes while awaits is asked (0: none) */
 	unsigned awaits_asked;
+	unsigned after_loss; /* completions given after LINK_LOST */
 } U;
 
 static void push_wc(uint64_t wr_id, enum ibv_wc_status status);
@@ -257,6 +258,8 @@ static unsigned on_completions(void *ctx, const struct ibv_wc *wc, int n)
 {
 	(void)ctx;
 	U.completion_calls++;
+	if (U.downs[LINK_LOST])
+		U.after_loss += (unsigned)n;
 	for (int i = 0; i < n; i++) {
 		if (U.completions < 64)
 			U.wr_ids[U.completions] = wc[i].wr_id;
@@ -1305,6 +1308,32 @@ static void arm_failure_drops_the_connection(void **state)
 	assert_string_equal(U.lost, "cannot arm the completion queue");
 }
 
+/*
+ * A completion in an unarmed CQ when the peer disconnects (rpma-recv
+ * --count acknowledges its last message, then closes): the user gets it
+ * before the loss, not never (with nothing outstanding the drain ends at
+ * once, and the CQ with it; a lab run lost the last acknowledgement so).
+ */
+static void completion_before_a_disconnect_is_reaped_first(void **state)
+{
+	(void)state;
+	U.lazy = true;
+	connect_up();
+	push_wc(1, IBV_WC_SUCCESS); /* armed as made: the event ... */
+	run_watches();		    /* ... and the CQ left unarmed */
+	assert_false(fake_cq_armed(the_cq()));
+	push_wc(2, IBV_WC_SUCCESS); /* no event */
+	struct rdma_cm_id *id = the_id();
+
+	fake_cm_push_event(id->channel->fd, id, RDMA_CM_EVENT_DISCONNECTED, 0, NULL, 0);
+	run_watches();
+	assert_int_equal(U.completions, 2);
+	assert_int_equal(U.wr_ids[1], 2);
+	assert_int_equal(U.after_loss, 0);
+	assert_int_equal(U.downs[LINK_LOST], 1);
+	assert_int_equal(link_state(Link), LINK_BACKOFF); /* nothing outstanding: drained */
+}
+
 static void disconnect_event_drains(void **state)
 {
 	(void)state;
@@ -2219,6 +2248,7 @@ int main(void)
 		T(completion_before_the_arm_is_reaped_after_it),
 		T(event_with_sends_outstanding_rearms),
 		T(arm_failure_drops_the_connection),
+		T(completion_before_a_disconnect_is_reaped_first),
 #undef T
 	};
 

@@ -30,9 +30,9 @@ struct spool;
 
 /* what a worker awaiting its sync message watches; msg->waiter points to it */
 struct await {
-	struct msg *msg;   /* valid while !done */
-	bool done;	   /* the message ended (spool_finish_locked), its reply collected */
-	bool by_reap;	   /* it ended in a worker's reap (this one's or another's) */
+	struct msg *msg; /* valid while !done */
+	bool done;	 /* the message ended (spool_finish_locked), its reply collected */
+	bool by_reap;	 /* it ended in a worker's reap (this one's or another's) */
 	uint64_t until_ns; /* the end of the spin */
 };
 

@@ -48,8 +48,8 @@ bool confirm_may_post(const struct confirm *cf, const struct msg *msg)
 	return !cf->on || !cf->limited || !rpmafs_seq_after(num, cf->limit);
 }
 
-bool confirm_imm(
-	const struct confirm *cf, const struct msg *msg, bool prompt, uint32_t *next, uint32_t *imm)
+bool confirm_imm(const struct confirm *cf, const struct msg *msg, bool prompt, uint32_t *next,
+	uint32_t *imm)
 {
 	uint32_t num = msg->numbered ? msg->wire : *next;
 
@@ -113,8 +113,8 @@ bool confirm_retry(struct confirm *cf, struct msg *msg, int status, struct spool
 	return confirm_park(cf, msg, st);
 }
 
-static void back_to_pending(
-	struct msg *msg, struct msgq *q, uint64_t deadline_ms, struct spool_stats *st)
+static void back_to_pending(struct msg *msg, struct msgq *q, uint64_t deadline_ms,
+	struct spool_stats *st)
 {
 	msg->parked = false;
 	msg->resend = true;
@@ -189,8 +189,8 @@ int confirm_request(struct confirm *cf, struct link *link)
 	if (!cf->on || cf->unanswered || last == cf->acked)
 		return 0;
 	/* wr_id 0 is no message: a failure of it drops the link, settling nothing */
-	ret = link_post_imm(
-		link, LINK_SEND_EMPTY, 0, 0, 0, false, RPMAFS_IMM_REQUEST | RPMAFS_IMM_PROMPT);
+	ret = link_post_imm(link, LINK_SEND_EMPTY, 0, 0, 0, false,
+		RPMAFS_IMM_REQUEST | RPMAFS_IMM_PROMPT);
 	if (!ret) {
 		cf->unanswered++;
 		cf->asked_ms = now_ms_coarse();

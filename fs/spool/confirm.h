@@ -23,10 +23,10 @@
 struct rpmafs_ack;
 
 struct confirm {
-	bool on;	/* the connection up now is receiver-confirmed */
-	uint32_t next;	/* the number the next message gets: 1, 2, ... (mod 2^30) */
-	uint32_t acked; /* the last number acknowledged */
-	bool limited;	/* the receiver gave credits: at most up to limit */
+	bool on;	     /* the connection up now is receiver-confirmed */
+	uint32_t next;	     /* the number the next message gets: 1, 2, ... (mod 2^30) */
+	uint32_t acked;	     /* the last number acknowledged */
+	bool limited;	     /* the receiver gave credits: at most up to limit */
 	uint32_t limit;
 	unsigned unanswered; /* acknowledgement requests not answered yet */
 	uint64_t heard_ms;   /* the last acknowledgement, or the connection's start */

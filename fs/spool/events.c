@@ -139,8 +139,7 @@ static void failed_locked(struct spool *sp, struct msg *msg, int status, struct 
 {
 	if (status != IBV_WC_WR_FLUSH_ERR)
 		log_warn("%s: message %llu (%u bytes) failed: %s", sp->cfg->name,
-			(unsigned long long)msg->seq, (unsigned)msg->len,
-			ibv_wc_status_str(status));
+			(unsigned long long)msg->seq, (unsigned)msg->len, ibv_wc_status_str(status));
 	spool_finish_locked(sp, msg, END_FAILED, status, NULL, rs);
 }
 

@@ -40,7 +40,7 @@ enum msg_kind {
 struct reply {
 	struct reply *next;
 	fuse_req_t req;
-	bool write; /* fuse_reply_write(req, size), else fuse_reply_err(req, err) */
+	bool write;	/* fuse_reply_write(req, size), else fuse_reply_err(req, err) */
 	size_t size;
 	int err;
 	struct msg *msg; /* the message it is part of; NULL: allocated alone */
@@ -49,22 +49,22 @@ struct reply {
 struct msg {
 	struct msg *next;
 	enum msg_kind kind;
-	struct handle *fh; /* the handle it was written through (NULL: fence) */
-	fuse_req_t req;	   /* owed a reply: at post (async) or at the end (sync) */
-	size_t write_size; /* what the reply to req says was written */
-	bool sync;	   /* reply at completion, signaled */
-	bool flush;	   /* req is a close(2) (framing = file): answered 0 or errno */
+	struct handle *fh;	/* the handle it was written through (NULL: fence) */
+	fuse_req_t req;		/* owed a reply: at post (async) or at the end (sync) */
+	size_t write_size;	/* what the reply to req says was written */
+	bool sync;		/* reply at completion, signaled */
+	bool flush;		/* req is a close(2) (framing = file): answered 0 or errno */
 	bool signaled;
-	unsigned slot; /* pool slot holding the payload, or POOL_NO_SLOT */
-	bool small;    /* that slot is a small one (pool.h) */
-	size_t offset; /* payload offset from the pool's base */
+	unsigned slot;		/* pool slot holding the payload, or POOL_NO_SLOT */
+	bool small;		/* that slot is a small one (pool.h) */
+	size_t offset;		/* payload offset from the pool's base */
 	uint32_t len;
-	uint64_t seq;	      /* the work request id (wr_id): 1, 2, 3, ... per spool */
-	uint64_t deadline_ms; /* while pending: fail with ENOTCONN after this */
-	uint64_t posted_ms;   /* when it was posted (monotonic) */
-	bool numbered;	      /* receiver confirmation: posted with its number, wire */
-	bool parked;	      /* completed, waiting for its acknowledgement (confirm.h) */
-	bool resend;	      /* not acknowledged when the connection died: pending again */
+	uint64_t seq;		/* the work request id (wr_id): 1, 2, 3, ... per spool */
+	uint64_t deadline_ms;	/* while pending: fail with ENOTCONN after this */
+	uint64_t posted_ms;	/* when it was posted (monotonic) */
+	bool numbered;		/* receiver confirmation: posted with its number, wire */
+	bool parked;		/* completed, waiting for its acknowledgement (confirm.h) */
+	bool resend;		/* not acknowledged when the connection died: pending again */
 	uint32_t wire;
 	/*
 	 * protect = encrypt: the payload is ciphertext in its slot since its
@@ -72,14 +72,14 @@ struct msg {
 	 * forgets it (link.h; zero: plaintext)
 	 */
 	struct link_sealed sealed;
-	struct await *waiter; /* a sync write's worker watching for its end (await.h) */
-	uint64_t armed_ns;    /* a sync write: when it was armed, for the spin budget (0: not) */
-	struct reply reply;   /* the reply it owes, once collected */
+	struct await *waiter;	/* a sync write's worker watching for its end (await.h) */
+	uint64_t armed_ns;	/* a sync write: when it was armed, for the spin budget (0: not) */
+	struct reply reply;	/* the reply it owes, once collected */
 	/* called with the outcome just before its reply is sent (NULL: none) */
 	void (*answered)(void *ctx, uint64_t arg, int err);
 	void *answered_ctx;
 	uint64_t answered_arg;
-	atomic_uint holds; /* the spool's, and its reply's until sent */
+	atomic_uint holds;	/* the spool's, and its reply's until sent */
 };
 
 struct msgq {
@@ -139,10 +139,7 @@ struct replies {
 	struct reply *head, **tail;
 };
 
-#define REPLIES_INIT(rs)                         \
-	{                                        \
-		.head = NULL, .tail = &(rs).head \
-	}
+#define REPLIES_INIT(rs) {.head = NULL, .tail = &(rs).head}
 
 /* msg_unhold -- drop a hold on msg; the last one frees it */
 void msg_unhold(struct msg *msg);

@@ -56,7 +56,7 @@ struct spool {
 	uint64_t next_seq;
 	/* the last_error to keep: a failure was recorded since the connection came up */
 	bool error_since_up;
-	uint64_t fence_at_ms;	 /* when to fence unsignaled sends (0: none) */
+	uint64_t fence_at_ms; /* when to fence unsignaled sends (0: none) */
 	uint64_t fence_armed_ms; /* when fence_at_ms was first set for them */
 	uint64_t last_post_ms;	 /* coarse: the last post of a message (a fence waits for quiet) */
 	uint64_t ack_look_ms; /* when the tick reaps acknowledgements nobody waits for (0: none) */
@@ -73,8 +73,7 @@ struct spool {
 	struct confirm cf;	   /* receiver confirmation (confirm.h) */
 	struct handle *open_files; /* not released yet (handle.c) */
 	unsigned fsync_waiting;	   /* fsyncs (and waiting closes) not answered yet */
-	uint64_t
-		sync_mean_ns; /* a sync message's time from its post to its end, running mean (await.c) */
+	uint64_t sync_mean_ns;	   /* a sync message's time from its post to its end, running mean (await.c) */
 
 	struct spool_stats st; /* the counters, kept current (ever_up is stored here only) */
 	/* the status text as last rendered (a hash) and when it last changed */

@@ -29,7 +29,15 @@ struct inbox_handle {
 	size_t size;	  /* its size and file offset */
 	off_t off;
 	struct inbox_window win; /* the last read's bytes, given back by an lseek into them */
-	char *text;		 /* inbox.status: the snapshot */
+	/*
+	 * Replies from win sent without h->lock: the kernel may end the read
+	 * and send RELEASE inside fuse_reply_buf, so h and its window outlive
+	 * the release until the last of them is sent (reply_window_locked)
+	 */
+	unsigned replying;
+	bool released;	     /* RELEASE came: the last reply frees h */
+	pthread_cond_t idle; /* replying went to 0: the window may change */
+	char *text;	     /* inbox.status: the snapshot */
 	size_t text_len;
 };
 
@@ -230,24 +238,60 @@ static struct inbox_handle *handle_of(struct fuse_file_info *fi)
 	return (struct inbox_handle *)(uintptr_t)fi->fh;
 }
 
+static void handle_free(struct inbox_handle *h)
+{
+	inbox_window_clear(&h->win);
+	pthread_cond_destroy(&h->idle);
+	pthread_mutex_destroy(&h->lock);
+	free(h->text);
+	free(h);
+}
+
+/*
+ * reply_window_locked -- reply req with the n bytes at p, inside h's window,
+ * h->lock held on entry and released before the reply. Once the kernel has
+ * the reply it ends the read, and the reader's close may bring RELEASE to
+ * another worker before fuse_reply_buf returns here: h is freed by whichever
+ * of the release and the last reply from its window comes last, and the
+ * window is not replaced while a reply is sent from it.
+ */
+static void reply_window_locked(struct inbox_handle *h, fuse_req_t req, const char *p, size_t n)
+{
+	bool gone;
+
+	h->replying++;
+	pthread_mutex_unlock(&h->lock);
+	fuse_reply_buf(req, p, n);
+	pthread_mutex_lock(&h->lock);
+	if (--h->replying == 0)
+		pthread_cond_broadcast(&h->idle);
+	gone = h->released && h->replying == 0;
+	pthread_mutex_unlock(&h->lock);
+	if (gone)
+		handle_free(h);
+}
+
 /*
  * The read req (h's, at off) took n bytes (or -errno) into buf: they become
- * h's window and the reply. Under h->lock, so that another thread's read of
- * the same open file neither finds req still in progress once the kernel
- * has the reply (EBUSY) nor replaces the window while the reply is copied.
+ * h's window and the reply. req is cleared under h->lock before the reply,
+ * so that the reader's next read, which may come as soon as the kernel has
+ * this reply, does not find it still in progress (EBUSY).
  */
 static void reply_taken(struct inbox_handle *h, fuse_req_t req, char *buf, ssize_t n, off_t off)
 {
 	pthread_mutex_lock(&h->lock);
 	h->req = NULL;
 	if (n < 0) {
+		pthread_mutex_unlock(&h->lock);
 		free(buf);
 		fuse_reply_err(req, (int)-n);
-	} else {
-		inbox_window_set(&h->win, buf, (size_t)n, off);
-		fuse_reply_buf(req, h->win.buf, (size_t)n);
+		return;
 	}
-	pthread_mutex_unlock(&h->lock);
+	/* another thread's reply of the same open file is still sent from the window */
+	while (h->replying)
+		pthread_cond_wait(&h->idle, &h->lock);
+	inbox_window_set(&h->win, buf, (size_t)n, off);
+	reply_window_locked(h, req, h->win.buf, (size_t)n);
 }
 
 /* a message is rd's now: the parked read takes it and replies */
@@ -314,10 +358,11 @@ void inboxfile_open(fuse_req_t req, struct tree *t, fuse_ino_t ino, struct fuse_
 	h->t = t;
 	h->w.ready = on_ready;
 	pthread_mutex_init(&h->lock, NULL);
+	pthread_cond_init(&h->idle, NULL);
 	if (ino == tree_inbox_status_ino(t)) {
 		h->text = render(t, &h->text_len);
 		if (!h->text) {
-			free(h);
+			handle_free(h);
 			fuse_reply_err(req, ENOMEM);
 			return;
 		}
@@ -330,10 +375,8 @@ void inboxfile_open(fuse_req_t req, struct tree *t, fuse_ino_t ino, struct fuse_
 	 * read's bytes gives them back (inbox_window)
 	 */
 	fi->direct_io = 1;
-	if (fuse_reply_open(req, fi) == -ENOENT) {
-		free(h->text);
-		free(h);
-	}
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		handle_free(h); /* the open was interrupted: nothing will release h */
 }
 
 void inboxfile_read(fuse_req_t req, struct tree *t, fuse_ino_t ino, size_t size, off_t off,
@@ -363,8 +406,7 @@ void inboxfile_read(fuse_req_t req, struct tree *t, fuse_ino_t ino, size_t size,
 	len = inbox_window_find(&h->win, off, size, &again);
 	if (len > 0) {
 		/* given back: the reader lseeked into what its last read returned */
-		fuse_reply_buf(req, again, len);
-		pthread_mutex_unlock(&h->lock);
+		reply_window_locked(h, req, again, len);
 		return;
 	}
 	h->req = req;
@@ -406,12 +448,17 @@ void inboxfile_release(fuse_req_t req, struct tree *t, fuse_ino_t ino, struct fu
 {
 	struct inbox_handle *h = handle_of(fi);
 
+	bool now;
+
 	if (ino == tree_inbox_ino(t))
 		inbox_queue_close_reader(inbox_queue(t->inbox), &h->rd);
-	inbox_window_clear(&h->win);
-	pthread_mutex_destroy(&h->lock);
-	free(h->text);
-	free(h);
+	pthread_mutex_lock(&h->lock);
+	h->released = true;
+	/* a reply that ended the last read may still be sent from the window */
+	now = h->replying == 0;
+	pthread_mutex_unlock(&h->lock);
+	if (now)
+		handle_free(h);
 	fuse_reply_err(req, 0);
 }
 

@@ -119,8 +119,10 @@ def body(work):
     logged(mb, "sender's key is not one of %s's" % keys)
     logged(mb, "sender proves no key (rpmafs private data without a key)")
     for peer in ("w", "n"):
-        wait_until(lambda: mw.status(peer).get("last_error", "") != "", SAFETY_S,
-                   lambda: "a last_error for %s: %s" % (peer, mw.status(peer)))
+        # an attempt may first end on another error (a connect still being
+        # set up): wait for the rejection itself
+        wait_until(lambda: "rejected" in mw.status(peer).get("last_error", "").lower(),
+                   SAFETY_S, lambda: "a rejection in last_error for %s: %s" % (peer, mw.status(peer)))
         st = mw.status(peer)
         check(st["state"] != "connected" and "rejected" in st["last_error"].lower(),
               "%s: %s" % (peer, st))

@@ -120,6 +120,22 @@ out:
 	pthread_mutex_unlock(&c->link->reap_lock);
 }
 
+/*
+ * current_locked -- link->reap_lock held: the connection to reap, up (or
+ * draining too), or NULL. It stays alive while reap_lock is held:
+ * end_drain takes it to let go of c.
+ */
+static struct link_conn *current_locked(struct link *link, bool draining_too)
+{
+	struct link_conn *c = NULL;
+
+	pthread_mutex_lock(&link->lock);
+	if (link->state == LINK_UP || (draining_too && link->state == LINK_DRAINING))
+		c = link->cur;
+	pthread_mutex_unlock(&link->lock);
+	return c && !c->dead ? c : NULL;
+}
+
 /* settle the connection up or draining, if anything was posted since the last settle */
 void link_settle_on(struct link *link, bool on_loop)
 {
@@ -128,11 +144,8 @@ void link_settle_on(struct link *link, bool on_loop)
 	if (!__atomic_load_n(&link->posted, __ATOMIC_SEQ_CST))
 		return;
 	pthread_mutex_lock(&link->reap_lock);
-	pthread_mutex_lock(&link->lock);
-	c = link->state == LINK_UP || link->state == LINK_DRAINING ? link->cur : NULL;
-	pthread_mutex_unlock(&link->lock);
-	/* alive while reap_lock is held: end_drain takes it to let go of c */
-	if (c && !c->dead)
+	c = current_locked(link, true);
+	if (c)
 		settle(c, on_loop);
 	pthread_mutex_unlock(&link->reap_lock);
 }
@@ -162,11 +175,8 @@ int link_reap(struct link *link)
 	int n = -1;
 
 	pthread_mutex_lock(&link->reap_lock);
-	pthread_mutex_lock(&link->lock);
-	c = link->state == LINK_UP ? link->cur : NULL;
-	pthread_mutex_unlock(&link->lock);
-	/* alive while reap_lock is held: end_drain takes it to let go of c */
-	if (c && !c->dead)
+	c = current_locked(link, false);
+	if (c)
 		n = reap(c, false);
 	pthread_mutex_unlock(&link->reap_lock);
 	return n;

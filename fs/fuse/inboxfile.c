@@ -375,6 +375,11 @@ void inboxfile_open(fuse_req_t req, struct tree *t, fuse_ino_t ino, struct fuse_
 	 * read's bytes gives them back (inbox_window)
 	 */
 	fi->direct_io = 1;
+	/*
+	 * Nothing to do at close(2) but RELEASE: no FLUSH round trip for each
+	 * `read -r l < inbox` (bash's redirection closes twice, dup2 and close)
+	 */
+	fi->noflush = 1;
 	if (fuse_reply_open(req, fi) == -ENOENT)
 		handle_free(h); /* the open was interrupted: nothing will release h */
 }

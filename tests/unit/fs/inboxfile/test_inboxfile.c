@@ -243,6 +243,16 @@ static void release_after_the_reply(void **state)
 	assert_int_equal(fx.release_err, 0);
 }
 
+/* an open inbox asks for no FLUSH at close: RELEASE is all it needs */
+static void opened_without_flush(void **state)
+{
+	(void)state;
+	assert_true(fx.fi.noflush);
+	assert_true(fx.fi.direct_io);
+	inboxfile_release(REQ_RELEASE, &fx.t, tree_inbox_ino(&fx.t), &fx.fi);
+	assert_int_equal(fx.release_err, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,6 +263,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			release_inside_the_reply_of_bytes_given_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(release_after_the_reply, setup, teardown),
+		cmocka_unit_test_setup_teardown(opened_without_flush, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -405,21 +405,20 @@ static void on_srq_completion(struct recv_rxq *q, const struct ibv_wc *wc)
 }
 
 /*
- * take_events -- take a completion channel's events (which re-arms it, so
- * a completion arriving meanwhile raises a new one)
+ * take_events -- take the completion channel's event, if one is there, and
+ * re-arm the CQ, so that a completion arriving meanwhile raises a new one.
+ * One rpma_cq_wait on the non-blocking channel, not a poll(2) before and
+ * after it: the loop saw the channel readable (or, for a pending drain, a
+ * read that finds nothing is EAGAIN, leaving the CQ armed as it was), and
+ * a CQ raises one event per arming, so there is never a second to take.
  */
-static int take_events(struct rpma_cq *cq, int fd, char *why, size_t size)
+static int take_events(struct rpma_cq *cq, char *why, size_t size)
 {
-	int ret;
+	int ret = rpma_cq_wait(cq);
 
-	while (fd_readable(fd)) {
-		ret = rpma_cq_wait(cq);
-		if (ret == RPMA_E_NO_COMPLETION)
-			break;
-		if (ret) {
-			snprintf(why, size, "waiting for completions: %s", rpma_err_2str(ret));
-			return -1;
-		}
+	if (ret && ret != RPMA_E_NO_COMPLETION) {
+		snprintf(why, size, "waiting for completions: %s", rpma_err_2str(ret));
+		return -1;
 	}
 	return 0;
 }
@@ -435,7 +434,7 @@ static void drain_cq(struct recv_conn *c, unsigned budget)
 	unsigned done = 0;
 	int n, ret;
 
-	if (take_events(c->rx.cq, c->rx.cq_fd, why, sizeof(why)))
+	if (take_events(c->rx.cq, why, sizeof(why)))
 		recv_log(RECV_LOG_ERROR, "connection %lu %s: %s", c->id, c->peer, why);
 
 	while (budget == 0 || done < budget) {
@@ -480,7 +479,7 @@ static void drain_srq(struct recv_rxq *q, unsigned budget)
 	if (q->draining)
 		return;
 	q->draining = true;
-	if (take_events(s->rcq, s->rcq_fd, why, sizeof(why)))
+	if (take_events(s->rcq, why, sizeof(why)))
 		recv_log(RECV_LOG_ERROR, "shared receive queue: %s", why);
 
 	q->srq_pending = true;

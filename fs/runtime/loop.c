@@ -31,7 +31,11 @@ struct loop {
 	uint64_t armed_ms;	/* what the timerfd is set to, 0: nothing */
 	struct loop_task *soon_head, **soon_tail;
 	struct loop_task *after;	/* loop thread only */
+	bool kicked;			/* loop thread only: kicked by itself, see loop_kick */
 };
+
+/* the loop this thread runs, if it is a loop thread */
+static __thread struct loop *this_loop;
 
 static void on_wake(void *arg);
 static void on_timer(void *arg);
@@ -95,6 +99,17 @@ void loop_unwatch(struct loop *loop, int fd)
 void loop_kick(struct loop *loop)
 {
 	uint64_t one = 1;
+
+	/*
+	 * On the loop thread itself (a reply sent from the loop releases an
+	 * inbox slot, a completion reaped there hands over a task) the batch
+	 * it is in ends with the tasks and the tick: no eventfd write, no
+	 * epoll_wait return and eventfd read for what this thread already knows
+	 */
+	if (this_loop == loop) {
+		loop->kicked = true;
+		return;
+	}
 
 	if (write(loop->wakefd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		log_err("cannot wake the loop thread: %s", strerror(errno));
@@ -221,6 +236,7 @@ static void *loop_main(void *arg)
 	struct loop *loop = arg;
 	struct epoll_event evs[EPOLL_BATCH];
 
+	this_loop = loop;
 	for (;;) {
 		int n = epoll_wait(loop->epfd, evs, EPOLL_BATCH, -1);
 		bool stop;
@@ -237,6 +253,13 @@ static void *loop_main(void *arg)
 			w->fn(w->arg);
 		}
 		run_after_batch(loop);
+		/* what this thread handed itself during the batch, as on_wake would */
+		while (loop->kicked) {
+			loop->kicked = false;
+			run_tasks(loop);
+			run_tick(loop);
+			run_after_batch(loop);
+		}
 
 		pthread_mutex_lock(&loop->lock);
 		stop = loop->stop && loop->holds == 0;

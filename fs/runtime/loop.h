@@ -60,10 +60,17 @@ void loop_unwatch(struct loop *loop, int fd);
 /* loop_arm -- make the tick run no later than at_ms (0: nothing); any thread */
 void loop_arm(struct loop *loop, uint64_t at_ms);
 
-/* loop_kick -- run the tick soon; any thread */
+/*
+ * loop_kick -- run the tick soon; any thread. From another thread it wakes
+ * the loop (an eventfd write); on the loop thread it only marks the batch
+ * under way, which ends with the tasks and the tick.
+ */
 void loop_kick(struct loop *loop);
 
-/* loop_run_soon -- run t->fn(t->arg) on the loop thread, then the tick; any thread */
+/*
+ * loop_run_soon -- run t->fn(t->arg) on the loop thread, then the tick; any
+ * thread (on the loop thread: at the end of the batch under way, no wake-up)
+ */
 void loop_run_soon(struct loop *loop, struct loop_task *t);
 
 /* loop_after_batch -- run t->fn(t->arg) once the current batch is handled; loop thread */

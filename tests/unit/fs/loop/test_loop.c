@@ -22,6 +22,19 @@ void log_msg(int prio, const char *fmt, ...)
 	(void)fmt;
 }
 
+/*
+ * write(2) calls of the loop (linked with --wrap=write): its only write is
+ * the eventfd's, the wake-up of loop_kick from another thread
+ */
+static unsigned Writes;
+ssize_t __real_write(int fd, const void *buf, size_t count);
+ssize_t __wrap_write(int fd, const void *buf, size_t count);
+ssize_t __wrap_write(int fd, const void *buf, size_t count)
+{
+	__atomic_add_fetch(&Writes, 1, __ATOMIC_SEQ_CST);
+	return __real_write(fd, buf, count);
+}
+
 static pthread_mutex_t Lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t Cond = PTHREAD_COND_INITIALIZER;
 static unsigned Ticks, Reads, Tasks, After;
@@ -256,6 +269,42 @@ static void stopped_loop_runs_queued_tasks(void **state)
 	assert_int_equal(Tasks, 1);
 }
 
+/* a watch's callback hands the loop thread a task: it runs in the same batch, no wake-up */
+static struct loop_task Own_task = {.fn = task_fn};
+static int Own_fd = -1;
+
+static void hand_over_on_the_loop(void *arg)
+{
+	uint64_t v;
+
+	(void)arg;
+	if (read(Own_fd, &v, sizeof(v)) != sizeof(v))
+		return;
+	loop_run_soon(Loop, &Own_task);
+	note(&Reads, 'r');
+}
+
+static void task_from_the_loop_thread_needs_no_wakeup(void **state)
+{
+	struct loop_watch w = {.fn = hand_over_on_the_loop};
+	uint64_t one = 1;
+	unsigned writes;
+
+	(void)state;
+	Own_fd = eventfd(0, EFD_NONBLOCK);
+	assert_true(Own_fd >= 0);
+	assert_int_equal(loop_watch(Loop, Own_fd, &w), 0);
+	writes = __atomic_load_n(&Writes, __ATOMIC_SEQ_CST);
+	assert_int_equal(__real_write(Own_fd, &one, sizeof(one)), sizeof(one));
+	wait_for(&Tasks, 1);
+	wait_for(&Ticks, 1);
+	/* the callback, its task, then the tick of the batch; and no eventfd write by the loop */
+	assert_memory_equal(Order, "rkt", 3);
+	assert_int_equal(__atomic_load_n(&Writes, __ATOMIC_SEQ_CST), writes);
+	loop_unwatch(Loop, Own_fd);
+	close(Own_fd);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -268,6 +317,7 @@ int main(void)
 		T(tasks_run_oldest_first_then_the_tick),
 		T(after_batch_runs_after_the_batch),
 		T(stop_waits_for_holds),
+		T(task_from_the_loop_thread_needs_no_wakeup),
 		T(stopped_loop_runs_queued_tasks),
 	};
 

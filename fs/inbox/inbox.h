@@ -66,8 +66,9 @@ void inbox_set_arrival(struct inbox *ib, void (*on_arrival)(void *), void *arg);
 uint32_t inbox_slot_size(const struct rpmafs_inbox_cfg *cfg);
 
 /*
- * inbox_tick -- on the loop thread, from the mount's tick: drop the
- * connections whose proof of key (listen_keys) did not come within
+ * inbox_tick -- on the loop thread, from the mount's tick: send the
+ * acknowledgements held back INBOX_ACK_DELAY_MS (inbox_ack.h), and drop
+ * the connections whose proof of key (listen_keys) did not come within
  * RPMAFS_AUTH_PROOF_TIMEOUT_MS; returns the next such deadline (the
  * mount's monotonic ms), 0: none
  */

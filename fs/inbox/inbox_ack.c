@@ -91,14 +91,15 @@ int inbox_ack_offer(struct inbox_ack *a, struct inbox_ack_conn *ac)
 enum inbox_take inbox_ack_take(struct inbox_ack *a, struct inbox_ack_conn *ac, uint32_t slot,
 	const struct ibv_wc *wc, const char **why)
 {
-	bool first = !ac->req.seen_any;
+	bool first = !ac->req.seen_any, prompt = false;
 	uint32_t n;
 
-	/* the inbox answers at read, whether the sender waits or not: no prompt */
-	switch (rpmafs_ackreq_take(&ac->req, wc, &n, NULL, why)) {
+	switch (rpmafs_ackreq_take(&ac->req, wc, &n, &prompt, why)) {
 	case RPMAFS_ACKREQ_BAD:
 		return INBOX_TAKE_BAD;
 	case RPMAFS_ACKREQ_REQUEST:
+		/* it waits for everything it sent before: acknowledged once read */
+		ac->prompt_upto = ac->req.seen;
 		return INBOX_TAKE_REQUEST;
 	case RPMAFS_ACKREQ_DUPLICATE:
 		ac->duplicates++;
@@ -109,7 +110,11 @@ enum inbox_take inbox_ack_take(struct inbox_ack *a, struct inbox_ack_conn *ac, u
 	if (first) {
 		/* nothing read yet: acknowledging the number before the first says so */
 		ac->read_upto = (n - 1) & RPMAFS_SEQ_MASK;
+		ac->sent_acked = ac->read_upto;
+		ac->prompt_upto = ac->read_upto;
 	}
+	if (prompt)
+		ac->prompt_upto = n;
 	a->owner[slot] = ac;
 	a->num[slot] = n;
 	a->done[slot] = false;
@@ -151,7 +156,6 @@ struct inbox_ack_conn *inbox_ack_released(
 		if (ac->head == INBOX_ACK_NONE)
 			ac->tail = INBOX_ACK_NONE;
 		ac->read_upto = a->num[s];
-		ac->read_any = true;
 		a->owner[s] = NULL;
 		post(arg, s);
 		moved = true;
@@ -178,14 +182,37 @@ void inbox_ack_drop(struct inbox_ack *a, struct inbox_ack_conn *ac,
 	ac->head = ac->tail = INBOX_ACK_NONE;
 }
 
-static bool due(const struct inbox_ack_conn *ac)
+/* anything to acknowledge: a read since the last acknowledgement, or a REQUEST */
+static bool owes(const struct inbox_ack_conn *ac)
 {
 	/* before anything was read, only a REQUEST is answered (acked: the first - 1) */
-	if (!ac->on || !ac->req.seen_any ||
-		(!ac->read_any && ac->req.requests == ac->sent_requests))
-		return false;
-	return !ac->sent_any || ac->sent_acked != ac->read_upto ||
-	       ac->sent_requests != ac->req.requests;
+	return ac->on && ac->req.seen_any &&
+	       (ac->sent_acked != ac->read_upto || ac->sent_requests != ac->req.requests);
+}
+
+/* messages read per acknowledgement: half the share, so credits never run out */
+static uint32_t every(const struct inbox_ack_conn *ac)
+{
+	uint32_t n = ac->share / 2;
+
+	if (!ac->share || n > INBOX_ACK_EVERY)
+		return INBOX_ACK_EVERY; /* no share: the sender's own window, as rpma-recv */
+	return n ? n : 1;
+}
+
+enum inbox_ack_due inbox_ack_due(const struct inbox_ack_conn *ac)
+{
+	if (!owes(ac))
+		return INBOX_ACK_NOTHING;
+	if (ac->owed || ac->sent_requests != ac->req.requests)
+		return INBOX_ACK_NOW;
+	/* what the sender waits for was read (and not acknowledged yet) */
+	if (rpmafs_seq_after(ac->prompt_upto, ac->sent_acked) &&
+		!rpmafs_seq_after(ac->prompt_upto, ac->read_upto))
+		return INBOX_ACK_NOW;
+	if (rpmafs_seq_diff(ac->read_upto, ac->sent_acked) >= every(ac))
+		return INBOX_ACK_NOW;
+	return INBOX_ACK_HOLD;
 }
 
 int inbox_ack_send(struct inbox_ack *a, struct inbox_ack_conn *ac, struct rpma_conn *conn,
@@ -196,7 +223,7 @@ int inbox_ack_send(struct inbox_ack *a, struct inbox_ack_conn *ac, struct rpma_c
 		.requests = ac->req.requests};
 	int ret;
 
-	if (!due(ac)) {
+	if (!owes(ac)) {
 		ac->owed = false;
 		return 0;
 	}
@@ -207,7 +234,6 @@ int inbox_ack_send(struct inbox_ack *a, struct inbox_ack_conn *ac, struct rpma_c
 	}
 	if (ret)
 		return -1;
-	ac->sent_any = true;
 	ac->sent_acked = ac->read_upto;
 	ac->sent_requests = ac->req.requests;
 	ac->owed = false;

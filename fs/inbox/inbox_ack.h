@@ -13,6 +13,16 @@
  * senders (and rpmafs senders without the flag) get no acknowledgement
  * traffic: their slots are re-posted at read, as before.
  *
+ * Acknowledgements are coalesced, as rpma-recv's (tools/rpma-recv/
+ * confirm.h): one is due at once when the sender waits for what was read
+ * (a message it sent with RPMAFS_IMM_PROMPT, or one it sent before a
+ * REQUEST), when a REQUEST is unanswered, or once half the connection's
+ * share (at most INBOX_ACK_EVERY) was read since the last one, so that its
+ * credits never run out while a reader reads; otherwise it is held, at
+ * most INBOX_ACK_DELAY_MS (the caller's timer, inbox_conn.c). Each one is
+ * a SEND and its completion: under Soft-RoCE a system call that runs the
+ * protocol, on hardware a doorbell and a CQE.
+ *
  * Everything here runs on the loop thread.
  */
 #ifndef RPMAFS_INBOX_ACK_H
@@ -30,6 +40,8 @@ struct rpmafs_auth;
 
 #define INBOX_ACK_BUFS RPMAFS_ACKRING_DEPTH /* acknowledgements in flight on one connection */
 #define INBOX_ACK_NONE UINT32_MAX
+#define INBOX_ACK_EVERY 16    /* messages read: at most this many per acknowledgement */
+#define INBOX_ACK_DELAY_MS 2 /* an acknowledgement nobody waits for is held at most this long */
 
 struct inbox_ack;
 
@@ -40,10 +52,9 @@ struct inbox_ack_conn {
 	uint32_t idx;	/* its lane of acknowledgement buffers (ackring.h) */
 	/* what was taken in: the last number, the REQUESTs (ackreq.h) */
 	struct rpmafs_ackreq req;
-	bool read_any;
-	uint32_t read_upto; /* every message up to this one was read (in order) */
-	bool sent_any;
-	uint32_t sent_acked; /* what the last acknowledgement said */
+	uint32_t read_upto;   /* every message up to this one was read (in order) */
+	uint32_t prompt_upto; /* the sender waits for the messages up to this one */
+	uint32_t sent_acked;  /* what the last acknowledgement said (first: the first - 1) */
 	uint16_t sent_requests;
 	unsigned busy;	     /* bit i: its lane's buffer i is being sent */
 	bool owed;	     /* an acknowledgement is due and no buffer was free */
@@ -111,10 +122,20 @@ struct inbox_ack_conn *inbox_ack_released(
 void inbox_ack_drop(struct inbox_ack *a, struct inbox_ack_conn *ac,
 	bool (*withdraw)(void *arg, uint32_t slot), inbox_post_fn post, void *arg);
 
+enum inbox_ack_due {
+	INBOX_ACK_NOTHING, /* nothing to acknowledge */
+	INBOX_ACK_HOLD,	   /* something, nobody waits for it: at most INBOX_ACK_DELAY_MS */
+	INBOX_ACK_NOW,	   /* the sender waits, or its credits would run short */
+};
+
+/* inbox_ack_due -- whether ac's acknowledgement goes now, later or not at all */
+enum inbox_ack_due inbox_ack_due(const struct inbox_ack_conn *ac);
+
 /*
- * inbox_ack_send -- send ac's acknowledgement on conn if one is due, sealed
- * with auth on an authenticated connection (NULL: without a key): 0 (sent,
- * or none due), 1 (no buffer free: owed, sent at the next completion), -1
+ * inbox_ack_send -- send ac's acknowledgement on conn now, whatever
+ * inbox_ack_due says, unless there is nothing to acknowledge; sealed with
+ * auth on an authenticated connection (NULL: without a key): 0 (sent, or
+ * nothing to), 1 (no buffer free: owed, sent at the next completion), -1
  * (failed: *why)
  */
 int inbox_ack_send(struct inbox_ack *a, struct inbox_ack_conn *ac, struct rpma_conn *conn,

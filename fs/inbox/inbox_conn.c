@@ -22,14 +22,40 @@
 #include "runtime/clock.h"
 #include "runtime/log.h"
 
-void inbox_conn_ack(struct inbox_conn *c)
+/* c's acknowledgement is held no more: sent, or nothing left to send */
+static void unhold(struct inbox_conn *c)
+{
+	struct inbox_conn **pp = &c->ib->held;
+
+	if (!c->held)
+		return;
+	while (*pp != c)
+		pp = &(*pp)->held_next;
+	*pp = c->held_next;
+	c->held = false;
+}
+
+/* c's acknowledgement waits, at most INBOX_ACK_DELAY_MS (inbox_tick sends it) */
+static void hold(struct inbox_conn *c)
+{
+	struct inbox *ib = c->ib;
+
+	if (c->held)
+		return;
+	c->held = true;
+	c->held_at = now_ms();
+	c->held_next = ib->held;
+	ib->held = c;
+	loop_arm(ib->loop, c->held_at + INBOX_ACK_DELAY_MS);
+}
+
+static void send_ack(struct inbox_conn *c)
 {
 	const char *why;
 	int ret;
 	uint64_t before = c->ack.acks;
 
-	if (c->dead || !c->ack.on)
-		return;
+	unhold(c);
 	ret = inbox_ack_send(c->ib->acks, &c->ack, c->conn, c->auth, &why);
 	if (c->ack.acks != before)
 		inbox_count(
@@ -38,6 +64,23 @@ void inbox_conn_ack(struct inbox_conn *c)
 		log_notice("inbox: connection %s: acknowledgement failed: %s; closing it", c->peer,
 			why);
 		inbox_conn_free(c);
+	}
+}
+
+void inbox_conn_ack(struct inbox_conn *c)
+{
+	if (c->dead || !c->ack.on)
+		return;
+	switch (inbox_ack_due(&c->ack)) {
+	case INBOX_ACK_NOTHING:
+		unhold(c);
+		break;
+	case INBOX_ACK_HOLD:
+		hold(c);
+		break;
+	case INBOX_ACK_NOW:
+		send_ack(c);
+		break;
 	}
 }
 
@@ -64,6 +107,7 @@ void inbox_conn_free(struct inbox_conn *c)
 	if (c->dead)
 		return;
 	c->dead = true;
+	unhold(c);
 	if (c->event_fd >= 0)
 		loop_unwatch(ib->loop, c->event_fd);
 	if (c->cq_fd >= 0)
@@ -353,8 +397,21 @@ void inbox_conn_request(struct inbox *ib, struct rpma_conn_req **req)
 
 uint64_t inbox_tick(struct inbox *ib, uint64_t now)
 {
-	struct inbox_conn *c, *next;
+	struct inbox_conn *c, *next, **pp = &ib->held;
 	uint64_t at = 0;
+
+	/* acknowledgements held back: each goes INBOX_ACK_DELAY_MS after it was held */
+	while ((c = *pp)) {
+		uint64_t due = c->held_at + INBOX_ACK_DELAY_MS;
+
+		if (now >= due) {
+			send_ack(c); /* off the list first: a failure frees c after the batch */
+			continue;
+		}
+		if (!at || due < at)
+			at = due;
+		pp = &c->held_next;
+	}
 
 	for (c = ib->conns; c && ib->unproven; c = next) {
 		next = c->next;

@@ -32,6 +32,10 @@ struct inbox_conn {
 	int cq_fd;
 	struct loop_watch cq_watch;
 	bool dead;	  /* deleted; freed after the loop's batch (an event may be in it) */
+	/* its acknowledgement held back (inbox_ack.h): on ib->held since held_at (now_ms) */
+	bool held;
+	struct inbox_conn *held_next;
+	uint64_t held_at;
 	uint64_t session; /* non-zero: its numbers are told apart across connections (§13.4) */
 	/* listen_keys (inbox_auth.h): the connection's keys; NULL without */
 	struct rpmafs_auth *auth;
@@ -70,6 +74,7 @@ struct inbox {
 	struct inbox_ack *acks;
 	struct rpmafs_sessions *sessions; /* what each sender session had queued (§13.4) */
 	struct inbox_conn *conns;
+	struct inbox_conn *held; /* connections whose acknowledgement is held back */
 	struct inbox_auth *auth; /* listen_keys; NULL: every sender as before */
 	unsigned unproven;	 /* connections whose proof of key has not come yet */
 	bool failed;
@@ -94,7 +99,11 @@ void inbox_conn_request(struct inbox *ib, struct rpma_conn_req **req);
 /* inbox_conn_by_qp -- the open connection of the queue pair, or NULL */
 struct inbox_conn *inbox_conn_by_qp(struct inbox *ib, uint32_t qp_num);
 
-/* inbox_conn_ack -- send c's acknowledgement if one is due; a failure ends the connection */
+/*
+ * inbox_conn_ack -- send c's acknowledgement if one is due now, or hold it
+ * back (inbox_ack_due: at most INBOX_ACK_DELAY_MS, sent by inbox_tick); a
+ * failure ends the connection
+ */
 void inbox_conn_ack(struct inbox_conn *c);
 
 /*

@@ -804,6 +804,61 @@ static void acknowledges_what_was_read(void **state)
 	assert_int_equal(stats().connections, 1);
 }
 
+/*
+ * coalesced (inbox_ack.h): a sender given no share (the shares are used up)
+ * gets an acknowledgement per 16 messages read, held at most
+ * INBOX_ACK_DELAY_MS otherwise (the loop armed for it, the tick sends it);
+ * what it waits for (PROMPT) goes at once; a connection lost while its
+ * acknowledgement is held leaves nothing for the tick
+ */
+static void holds_what_nobody_waits_for(void **state)
+{
+	struct sender s[5];
+	uint64_t at;
+
+	(void)state;
+	start();
+	for (int i = 0; i < 5; i++)
+		s[i] = accepted("192.168.77.9", ACKED);
+	assert_int_equal(accept_reply().credits, 0); /* the fifth: no share left */
+	arrive(&s[4], "abc", 3, true, 1);
+	settle();
+	L.armed = 0;
+	read_one("abc", 3);
+	settle();
+	assert_int_equal(fake_send_count(s[4].qp), 0); /* held */
+	assert_int_equal(srq_posted(), SLOTS);	       /* its receive is back at once */
+	at = L.armed;
+	assert_true(at > 0);
+	assert_int_equal(inbox_tick(F.ib, at - 1), at); /* not yet: the same deadline */
+	assert_int_equal(fake_send_count(s[4].qp), 0);
+	assert_int_equal(inbox_tick(F.ib, at), 0);
+	assert_int_equal(fake_send_count(s[4].qp), 1);
+	assert_int_equal(sent_ack(&s[4], 0).acked, 1);
+	assert_int_equal(stats().acks, 1);
+	complete(&s[4], 0, IBV_WC_SUCCESS);
+
+	/* a sync write's message: acknowledged as soon as it is read */
+	arrive(&s[4], "de", 2, true, 2 | RPMAFS_IMM_PROMPT);
+	settle();
+	read_one("de", 2);
+	settle();
+	assert_int_equal(fake_send_count(s[4].qp), 2);
+	assert_int_equal(sent_ack(&s[4], 1).acked, 2);
+	complete(&s[4], 1, IBV_WC_SUCCESS);
+
+	/* held, then the connection goes: the tick has nothing to send */
+	arrive(&s[4], "f", 1, true, 3);
+	settle();
+	read_one("f", 1);
+	settle();
+	assert_int_equal(fake_send_count(s[4].qp), 2);
+	disconnect(&s[4]);
+	assert_int_equal(inbox_tick(F.ib, UINT64_MAX / 2), 0);
+	assert_int_equal(stats().acks, 2);
+	assert_int_equal(stats().connections, 4);
+}
+
 /* competing readers finish out of order: one acknowledgement for the prefix, once it is read */
 static void acknowledges_the_prefix_read(void **state)
 {
@@ -1534,6 +1589,7 @@ int main(void)
 		T(disconnect_of_an_acknowledging_sender),
 		T(acknowledges_what_was_read),
 		T(acknowledges_the_prefix_read),
+		T(holds_what_nobody_waits_for),
 		T(session_resend_is_acknowledged_not_queued),
 		T(other_session_same_numbers_are_queued),
 		T(version_1_sender_as_before),

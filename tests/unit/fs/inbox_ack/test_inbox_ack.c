@@ -47,12 +47,18 @@ static struct ibv_wc wc_num(uint32_t imm, uint32_t len)
 	return wc;
 }
 
-static enum inbox_take take(struct inbox_ack_conn *ac, uint32_t slot, uint32_t imm)
+static enum inbox_take take_in(
+	struct inbox_ack *a, struct inbox_ack_conn *ac, uint32_t slot, uint32_t imm)
 {
 	struct ibv_wc wc = wc_num(imm, imm & RPMAFS_IMM_REQUEST ? 0 : 3);
 	const char *why = NULL;
 
-	return inbox_ack_take(F.a, ac, slot, &wc, &why);
+	return inbox_ack_take(a, ac, slot, &wc, &why);
+}
+
+static enum inbox_take take(struct inbox_ack_conn *ac, uint32_t slot, uint32_t imm)
+{
+	return take_in(F.a, ac, slot, imm);
 }
 
 static int setup(void **state)
@@ -261,6 +267,88 @@ static void test_send(void **state)
 	assert_int_equal(rpma_conn_delete(&conn), 0);
 }
 
+/*
+ * Coalesced: a share of 16 gets one acknowledgement per 8 messages read;
+ * what the sender waits for (sent before a REQUEST, or with PROMPT) is
+ * acknowledged as soon as it is read, a REQUEST at once
+ */
+static void test_due(void **state)
+{
+	struct rpma_conn *conn = fx_conn_active(F.peer, NULL);
+	struct inbox_ack *big;
+	struct inbox_ack_conn c;
+	const char *why = NULL;
+	struct rpmafs_ack ack;
+	struct fake_send_wr wr;
+
+	(void)state;
+	assert_int_equal(inbox_ack_new(F.peer, 64, 1, &big), 0);
+	assert_int_equal(inbox_ack_offer(big, &c), 15);
+	assert_int_equal(inbox_ack_due(&c), INBOX_ACK_NOTHING);
+	for (uint32_t n = 1; n <= 12; n++)
+		assert_int_equal(take_in(big, &c, n - 1, n), INBOX_TAKE_RECORD);
+	assert_int_equal(inbox_ack_due(&c), INBOX_ACK_NOTHING); /* nothing read */
+	for (uint32_t s = 0; s < 7; s++) {
+		assert_ptr_equal(inbox_ack_released(big, s, post, NULL), &c);
+		assert_int_equal(inbox_ack_due(&c), INBOX_ACK_HOLD);
+	}
+	assert_ptr_equal(inbox_ack_released(big, 7, post, NULL), &c);
+	assert_int_equal(inbox_ack_due(&c), INBOX_ACK_NOW);
+	assert_int_equal(inbox_ack_send(big, &c, conn, NULL, &why), 0);
+	assert_int_equal(inbox_ack_due(&c), INBOX_ACK_NOTHING);
+	assert_int_equal(fake_send_count(fx_qp(conn)), 1);
+
+	/* a REQUEST with 9..12 unread: answered at once, then 12 once it is read */
+	assert_int_equal(take_in(big, &c, 8, RPMAFS_IMM_REQUEST | RPMAFS_IMM_PROMPT),
+		INBOX_TAKE_REQUEST);
+	assert_int_equal(inbox_ack_due(&c), INBOX_ACK_NOW);
+	assert_int_equal(inbox_ack_send(big, &c, conn, NULL, &why), 0);
+	for (uint32_t s = 8; s < 11; s++) {
+		assert_ptr_equal(inbox_ack_released(big, s, post, NULL), &c);
+		assert_int_equal(inbox_ack_due(&c), INBOX_ACK_HOLD);
+	}
+	assert_ptr_equal(inbox_ack_released(big, 11, post, NULL), &c);
+	assert_int_equal(inbox_ack_due(&c), INBOX_ACK_NOW);
+	assert_int_equal(inbox_ack_send(big, &c, conn, NULL, &why), 0);
+	wr = fake_send_get(fx_qp(conn), 2);
+	assert_int_equal(
+		rpmafs_ack_parse((void *)(uintptr_t)wr.sge.addr, wr.sge.length, &ack, &why), 0);
+	assert_int_equal(ack.acked, 12);
+	assert_int_equal(ack.requests, 1);
+
+	/* PROMPT: a sync write waits for it; a later one read first changes nothing */
+	assert_int_equal(take_in(big, &c, 0, 13 | RPMAFS_IMM_PROMPT), INBOX_TAKE_RECORD);
+	assert_int_equal(take_in(big, &c, 1, 14), INBOX_TAKE_RECORD);
+	assert_null(inbox_ack_released(big, 1, post, NULL));
+	assert_int_equal(inbox_ack_due(&c), INBOX_ACK_NOTHING);
+	assert_ptr_equal(inbox_ack_released(big, 0, post, NULL), &c);
+	assert_int_equal(inbox_ack_due(&c), INBOX_ACK_NOW);
+
+	inbox_ack_drop(big, &c, withdraw, post, NULL);
+	inbox_ack_delete(&big);
+	assert_int_equal(rpma_conn_delete(&conn), 0);
+}
+
+/* no share (the queue's shares used up): the sender's own window, 16 reads per acknowledgement */
+static void test_due_without_share(void **state)
+{
+	struct inbox_ack_conn c[5];
+
+	(void)state;
+	inbox_ack_delete(&F.a); /* one with buffers for a fifth connection */
+	assert_int_equal(inbox_ack_new(F.peer, SLOTS, 8, &F.a), 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(inbox_ack_offer(F.a, &c[i]), 1);
+	assert_int_equal(inbox_ack_offer(F.a, &c[4]), 0);
+	for (uint32_t n = 1; n <= SLOTS; n++) {
+		assert_int_equal(take(&c[4], n - 1, n), INBOX_TAKE_RECORD);
+		assert_ptr_equal(inbox_ack_released(F.a, n - 1, post, NULL), &c[4]);
+		assert_int_equal(inbox_ack_due(&c[4]), INBOX_ACK_HOLD);
+	}
+	for (int i = 0; i < 5; i++)
+		inbox_ack_drop(F.a, &c[i], withdraw, post, NULL);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -274,6 +362,8 @@ int main(void)
 		T(test_duplicates_requests_bad),
 		T(test_drop_withdraws),
 		T(test_send),
+		T(test_due),
+		T(test_due_without_share),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

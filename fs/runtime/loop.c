@@ -201,12 +201,19 @@ static void run_after_batch(struct loop *loop)
 
 static void run_tick(struct loop *loop)
 {
-	uint64_t next;
+	uint64_t now = now_ms(), next;
 
+	/*
+	 * A deadline not reached yet is still set: a tick run for a task (one
+	 * per inbox read, say) that returns it again sets no timer, where
+	 * forgetting it cost a timerfd_settime per tick. A deadline later than
+	 * needed costs at most one early tick.
+	 */
 	pthread_mutex_lock(&loop->lock);
-	loop->armed_ms = 0;
+	if (loop->armed_ms <= now)
+		loop->armed_ms = 0;
 	pthread_mutex_unlock(&loop->lock);
-	next = loop->tick(loop->tick_arg, now_ms());
+	next = loop->tick(loop->tick_arg, now);
 	loop_arm(loop, next);
 }
 

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -35,10 +36,24 @@ ssize_t __wrap_write(int fd, const void *buf, size_t count)
 	return __real_write(fd, buf, count);
 }
 
+/* timerfd_settime(2) calls (--wrap=timerfd_settime) */
+static unsigned Settimes;
+int __real_timerfd_settime(int fd, int flags, const struct itimerspec *new_value,
+	struct itimerspec *old_value);
+int __wrap_timerfd_settime(int fd, int flags, const struct itimerspec *new_value,
+	struct itimerspec *old_value);
+int __wrap_timerfd_settime(int fd, int flags, const struct itimerspec *new_value,
+	struct itimerspec *old_value)
+{
+	__atomic_add_fetch(&Settimes, 1, __ATOMIC_SEQ_CST);
+	return __real_timerfd_settime(fd, flags, new_value, old_value);
+}
+
 static pthread_mutex_t Lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t Cond = PTHREAD_COND_INITIALIZER;
 static unsigned Ticks, Reads, Tasks, After;
 static uint64_t Next;	     /* what the tick returns once */
+static uint64_t Always; /* what it returns after that */
 static pthread_t Loop_thread;
 static char Order[16];
 static unsigned Norder;
@@ -70,7 +85,7 @@ static uint64_t tick(void *arg, uint64_t now)
 	(void)now;
 	Loop_thread = pthread_self();
 	pthread_mutex_lock(&Lock);
-	next = Next;
+	next = Next ? Next : Always;
 	Next = 0;
 	pthread_mutex_unlock(&Lock);
 	note(&Ticks, 't');
@@ -81,7 +96,7 @@ static int setup(void **state)
 {
 	(void)state;
 	Ticks = Reads = Tasks = After = 0;
-	Next = 0;
+	Next = Always = 0;
 	Norder = 0;
 	assert_int_equal(loop_new(tick, NULL, &Loop), 0);
 	assert_int_equal(loop_start(Loop, "test-loop"), 0);
@@ -305,6 +320,29 @@ static void task_from_the_loop_thread_needs_no_wakeup(void **state)
 	close(Own_fd);
 }
 
+/* ticks run for tasks that return the deadline already set set no timer again */
+static void same_deadline_sets_no_timer(void **state)
+{
+	struct loop_task t[3] = {{.fn = task_fn}, {.fn = task_fn}, {.fn = task_fn}};
+	unsigned set;
+
+	(void)state;
+	pthread_mutex_lock(&Lock);
+	Always = now_ms() + 600000;
+	pthread_mutex_unlock(&Lock);
+	loop_run_soon(Loop, &t[0]);
+	wait_for(&Ticks, 1);
+	set = __atomic_load_n(&Settimes, __ATOMIC_SEQ_CST);
+	loop_run_soon(Loop, &t[1]);
+	wait_for(&Ticks, 2);
+	loop_run_soon(Loop, &t[2]);
+	wait_for(&Ticks, 3);
+	assert_int_equal(__atomic_load_n(&Settimes, __ATOMIC_SEQ_CST), set);
+	pthread_mutex_lock(&Lock);
+	Always = 0;
+	pthread_mutex_unlock(&Lock);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -318,6 +356,7 @@ int main(void)
 		T(after_batch_runs_after_the_batch),
 		T(stop_waits_for_holds),
 		T(task_from_the_loop_thread_needs_no_wakeup),
+		T(same_deadline_sets_no_timer),
 		T(stopped_loop_runs_queued_tasks),
 	};
 

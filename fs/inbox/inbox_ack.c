@@ -112,9 +112,10 @@ enum inbox_take inbox_ack_take(struct inbox_ack *a, struct inbox_ack_conn *ac, u
 		ac->read_upto = (n - 1) & RPMAFS_SEQ_MASK;
 		ac->sent_acked = ac->read_upto;
 		ac->prompt_upto = ac->read_upto;
+		ac->prompted = ac->read_upto;
 	}
 	if (prompt)
-		ac->prompt_upto = n;
+		ac->prompted = n;
 	a->owner[slot] = ac;
 	a->num[slot] = n;
 	a->done[slot] = false;
@@ -206,9 +207,12 @@ enum inbox_ack_due inbox_ack_due(const struct inbox_ack_conn *ac)
 		return INBOX_ACK_NOTHING;
 	if (ac->owed || ac->sent_requests != ac->req.requests)
 		return INBOX_ACK_NOW;
-	/* what the sender waits for was read (and not acknowledged yet) */
+	/* what a REQUEST waits for was read (and not acknowledged yet) */
 	if (rpmafs_seq_after(ac->prompt_upto, ac->sent_acked) &&
 		!rpmafs_seq_after(ac->prompt_upto, ac->read_upto))
+		return INBOX_ACK_NOW;
+	/* a PROMPT not acknowledged, and nothing more of the sender's is waiting */
+	if (rpmafs_seq_after(ac->prompted, ac->sent_acked) && ac->read_upto == ac->req.seen)
 		return INBOX_ACK_NOW;
 	if (rpmafs_seq_diff(ac->read_upto, ac->sent_acked) >= every(ac))
 		return INBOX_ACK_NOW;

@@ -14,14 +14,20 @@
  * traffic: their slots are re-posted at read, as before.
  *
  * Acknowledgements are coalesced, as rpma-recv's (tools/rpma-recv/
- * confirm.h): one is due at once when the sender waits for what was read
- * (a message it sent with RPMAFS_IMM_PROMPT, or one it sent before a
- * REQUEST), when a REQUEST is unanswered, or once half the connection's
- * share (at most INBOX_ACK_EVERY) was read since the last one, so that its
- * credits never run out while a reader reads; otherwise it is held, at
- * most INBOX_ACK_DELAY_MS (the caller's timer, inbox_conn.c). Each one is
- * a SEND and its completion: under Soft-RoCE a system call that runs the
- * protocol, on hardware a doorbell and a CQE.
+ * confirm.h), which acknowledges once per batch of completions where the
+ * inbox sees one read at a time. One is due at once when a REQUEST is
+ * unanswered or what it waits for (everything sent before it) was read;
+ * when everything the connection sent was read and some of it came with
+ * RPMAFS_IMM_PROMPT (a sync write; a pool or credits running short); or
+ * once half the connection's share (at most INBOX_ACK_EVERY) was read
+ * since the last one, so that its credits never run out while a reader
+ * reads. A PROMPT with more of its messages still unread is not taken at
+ * its word: a sender held back by its credits marks every message it
+ * sends, and acknowledging each read gave no more than one per half share
+ * does. Otherwise an acknowledgement is held, at most INBOX_ACK_DELAY_MS
+ * (the caller's timer, inbox_conn.c). Each one is a SEND and its
+ * completion: under Soft-RoCE a system call that runs the protocol, on
+ * hardware a doorbell and a CQE.
  *
  * Everything here runs on the loop thread.
  */
@@ -53,7 +59,8 @@ struct inbox_ack_conn {
 	/* what was taken in: the last number, the REQUESTs (ackreq.h) */
 	struct rpmafs_ackreq req;
 	uint32_t read_upto;   /* every message up to this one was read (in order) */
-	uint32_t prompt_upto; /* the sender waits for the messages up to this one */
+	uint32_t prompt_upto; /* a REQUEST waits for the messages up to this one */
+	uint32_t prompted;    /* the last message sent with RPMAFS_IMM_PROMPT */
 	uint32_t sent_acked;  /* what the last acknowledgement said (first: the first - 1) */
 	uint16_t sent_requests;
 	unsigned busy;	     /* bit i: its lane's buffer i is being sent */

@@ -316,12 +316,20 @@ static void test_due(void **state)
 	assert_int_equal(ack.acked, 12);
 	assert_int_equal(ack.requests, 1);
 
-	/* PROMPT: a sync write waits for it; a later one read first changes nothing */
+	/* PROMPT: at once once everything the sender sent is read */
 	assert_int_equal(take_in(big, &c, 0, 13 | RPMAFS_IMM_PROMPT), INBOX_TAKE_RECORD);
 	assert_int_equal(take_in(big, &c, 1, 14), INBOX_TAKE_RECORD);
 	assert_null(inbox_ack_released(big, 1, post, NULL));
 	assert_int_equal(inbox_ack_due(&c), INBOX_ACK_NOTHING);
 	assert_ptr_equal(inbox_ack_released(big, 0, post, NULL), &c);
+	assert_int_equal(inbox_ack_due(&c), INBOX_ACK_NOW);
+	assert_int_equal(inbox_ack_send(big, &c, conn, NULL, &why), 0);
+	/* ... not while more of it waits (a sender held back by its credits marks every one) */
+	assert_int_equal(take_in(big, &c, 0, 15 | RPMAFS_IMM_PROMPT), INBOX_TAKE_RECORD);
+	assert_int_equal(take_in(big, &c, 1, 16 | RPMAFS_IMM_PROMPT), INBOX_TAKE_RECORD);
+	assert_ptr_equal(inbox_ack_released(big, 0, post, NULL), &c);
+	assert_int_equal(inbox_ack_due(&c), INBOX_ACK_HOLD);
+	assert_ptr_equal(inbox_ack_released(big, 1, post, NULL), &c);
 	assert_int_equal(inbox_ack_due(&c), INBOX_ACK_NOW);
 
 	inbox_ack_drop(big, &c, withdraw, post, NULL);

@@ -53,29 +53,29 @@ void inbox_post_slot(void *arg, uint32_t slot)
 		log_err("inbox: posting receive %u again failed: %s", slot, rpma_err_2str(ret));
 }
 
-/* on the loop thread: slot's message was read whole (inbox_ack.h) */
-static void on_read(void *arg)
-{
-	struct slot_task *t = arg;
-	struct inbox_ack_conn *ac =
-		inbox_ack_released(t->ib->acks, t->slot, inbox_post_slot, t->ib);
-
-	if (ac)
-		inbox_conn_ack((struct inbox_conn *)((char *)ac - offsetof(struct inbox_conn, ack)));
-}
-
 /*
- * The message in slot was read to its last byte (inbox_queue.h): on the
- * loop thread, it is acknowledged to a receiver-confirmed sender and its
- * receive posted again (on_read).
+ * The message in slot was read to its last byte (inbox_queue.h), on the
+ * reader's thread (a FUSE worker, or the loop when it answered a parked
+ * read): its receive goes back to the queue here, and what it moves on of
+ * a receiver-confirmed sender's acknowledgement is settled (inbox_ack.h):
+ * mostly held back, the loop woken only for one due now.
  */
 static void on_release(void *arg, uint32_t slot, bool unread)
 {
 	struct inbox *ib = arg;
+	struct inbox_ack_conn *ac;
+	bool kick = false;
 
 	if (unread)
 		return; /* the inbox is going: never acknowledged, never re-posted */
-	loop_run_soon(ib->loop, &ib->tasks[slot].task);
+	pthread_mutex_lock(&ib->ack_lock);
+	ac = inbox_ack_released(ib->acks, slot, inbox_post_slot, ib);
+	if (ac)
+		kick = inbox_conn_released_locked(
+			(struct inbox_conn *)((char *)ac - offsetof(struct inbox_conn, ack)));
+	pthread_mutex_unlock(&ib->ack_lock);
+	if (kick)
+		loop_run_soon(ib->loop, &ib->due_task);
 }
 
 static void on_listener(void *arg)
@@ -179,7 +179,13 @@ static void on_wc(struct inbox *ib, const struct ibv_wc *wc, bool *arrived)
 	}
 	if (c && c->ack.on) {
 		const char *why = "";
-		enum inbox_take take = inbox_ack_take(ib->acks, &c->ack, (uint32_t)slot, wc, &why);
+		enum inbox_take take;
+		uint32_t n;
+
+		pthread_mutex_lock(&ib->ack_lock);
+		take = inbox_ack_take(ib->acks, &c->ack, (uint32_t)slot, wc, &why);
+		n = take == INBOX_TAKE_RECORD ? inbox_ack_num(ib->acks, (uint32_t)slot) : 0;
+		pthread_mutex_unlock(&ib->ack_lock);
 
 		if (take == INBOX_TAKE_DUPLICATE) {
 			log_info("inbox: connection %s: message %u again: a duplicate, dropped",
@@ -199,16 +205,16 @@ static void on_wc(struct inbox *ib, const struct ibv_wc *wc, bool *arrived)
 			return;
 		}
 		if (c->session) {
-			uint32_t n = inbox_ack_num(ib->acks, (uint32_t)slot);
-
 			if (rpmafs_sessions_seen(ib->sessions, c->session, n, now_ms())) {
 				/* queued from an earlier connection: taken as read, in order */
 				log_info("inbox: connection %s: message %u of its session again: "
 					 "a duplicate, dropped",
 					c->peer, (unsigned)n);
 				inbox_count(ib, &ib->duplicates);
+				pthread_mutex_lock(&ib->ack_lock);
 				(void)inbox_ack_released(
 					ib->acks, (uint32_t)slot, inbox_post_slot, ib);
+				pthread_mutex_unlock(&ib->ack_lock);
 				inbox_conn_ack(c);
 				return;
 			}
@@ -216,7 +222,9 @@ static void on_wc(struct inbox *ib, const struct ibv_wc *wc, bool *arrived)
 			rpmafs_sessions_mark(ib->sessions, c->session, n, now_ms());
 		}
 	} else {
+		pthread_mutex_lock(&ib->ack_lock);
 		inbox_ack_plain(ib->acks, (uint32_t)slot);
+		pthread_mutex_unlock(&ib->ack_lock);
 	}
 	pthread_mutex_lock(&ib->lock);
 	snprintf(ib->last_sender, sizeof(ib->last_sender), "%s", c ? c->sender : "(gone)");
@@ -354,6 +362,8 @@ int inbox_new(const struct rpmafs_inbox_cfg *cfg, struct loop *loop, struct inbo
 		return -1;
 	}
 	pthread_mutex_init(&ib->lock, NULL);
+	pthread_mutex_init(&ib->ack_lock, NULL);
+	ib->due_task = (struct loop_task){NULL, inbox_conn_ack_due, ib};
 	ib->loop = loop;
 	ib->ep_fd = ib->rcq_fd = -1;
 	ib->slots = cfg->slots;
@@ -361,8 +371,7 @@ int inbox_new(const struct rpmafs_inbox_cfg *cfg, struct loop *loop, struct inbo
 	snprintf(ib->listen, sizeof(ib->listen), strchr(cfg->address, ':') ? "[%s]:%u" : "%s:%u",
 		cfg->address, cfg->port);
 	*ib_ptr = ib;
-	ib->tasks = calloc(ib->slots, sizeof(*ib->tasks));
-	if (!ib->tasks || recv_allow_new(&ib->allow) || rpmafs_sessions_new(NULL, &ib->sessions) ||
+	if (recv_allow_new(&ib->allow) || rpmafs_sessions_new(NULL, &ib->sessions) ||
 		posix_memalign((void **)&ib->buf, page > 0 ? (size_t)page : 4096,
 			(size_t)ib->slots * ib->slot_size) ||
 		inbox_queue_new(ib->slots,
@@ -373,8 +382,6 @@ int inbox_new(const struct rpmafs_inbox_cfg *cfg, struct loop *loop, struct inbo
 		snprintf(why, whylen, "inbox: out of memory");
 		return -1;
 	}
-	for (uint32_t i = 0; i < ib->slots; i++)
-		ib->tasks[i] = (struct slot_task){{NULL, on_read, &ib->tasks[i]}, ib, i};
 	if (cfg->keys && inbox_auth_new(cfg->keys, cfg->keys_dir,
 				 cfg->protect == RPMAFS_PROTECT_ENCRYPT, &ib->auth)) {
 		snprintf(why, whylen, "inbox: out of memory");
@@ -419,7 +426,7 @@ void inbox_delete(struct inbox **ib_ptr)
 	inbox_auth_delete(&ib->auth);
 	rpmafs_sessions_delete(&ib->sessions);
 	free(ib->buf);
-	free(ib->tasks);
+	pthread_mutex_destroy(&ib->ack_lock);
 	pthread_mutex_destroy(&ib->lock);
 	free(ib);
 	*ib_ptr = NULL;

@@ -29,7 +29,8 @@
  * completion: under Soft-RoCE a system call that runs the protocol, on
  * hardware a doorbell and a CQE.
  *
- * Everything here runs on the loop thread.
+ * Not thread-safe: the caller serializes every call (inbox.c: ib->ack_lock);
+ * only the loop thread sends (inbox_ack_send, inbox_ack_sent).
  */
 #ifndef RPMAFS_INBOX_ACK_H
 #define RPMAFS_INBOX_ACK_H

@@ -22,8 +22,15 @@
 #include "runtime/clock.h"
 #include "runtime/log.h"
 
+/*
+ * A connection's acknowledgement, under ib->ack_lock: a reader's release
+ * (a FUSE worker, inbox.c) decides whether one is due; what is due now
+ * goes on ib->due and the loop thread sends it (ack_due_run), what can
+ * wait goes on ib->held and the tick sends it (inbox_tick).
+ */
+
 /* c's acknowledgement is held no more: sent, or nothing left to send */
-static void unhold(struct inbox_conn *c)
+static void unhold_locked(struct inbox_conn *c)
 {
 	struct inbox_conn **pp = &c->ib->held;
 
@@ -36,7 +43,7 @@ static void unhold(struct inbox_conn *c)
 }
 
 /* c's acknowledgement waits, at most INBOX_ACK_DELAY_MS (inbox_tick sends it) */
-static void hold(struct inbox_conn *c)
+static void hold_locked(struct inbox_conn *c)
 {
 	struct inbox *ib = c->ib;
 
@@ -49,39 +56,107 @@ static void hold(struct inbox_conn *c)
 	loop_arm(ib->loop, c->held_at + INBOX_ACK_DELAY_MS);
 }
 
-static void send_ack(struct inbox_conn *c)
+static void undue_locked(struct inbox_conn *c)
 {
-	const char *why;
-	int ret;
-	uint64_t before = c->ack.acks;
+	struct inbox_conn **pp = &c->ib->due;
 
-	unhold(c);
-	ret = inbox_ack_send(c->ib->acks, &c->ack, c->conn, c->auth, &why);
+	if (!c->due)
+		return;
+	while (*pp != c)
+		pp = &(*pp)->due_next;
+	*pp = c->due_next;
+	c->due = false;
+}
+
+/* on the loop thread: send c's acknowledgement now; -1: failed (the caller frees c, unlocked) */
+static int send_locked(struct inbox_conn *c, const char **why)
+{
+	uint64_t before = c->ack.acks;
+	int ret;
+
+	unhold_locked(c);
+	undue_locked(c);
+	if (c->dead)
+		return 0;
+	ret = inbox_ack_send(c->ib->acks, &c->ack, c->conn, c->auth, why);
 	if (c->ack.acks != before)
-		inbox_count(
-			c->ib, &c->ib->acks_sent); /* the counters stats reads, under the lock */
-	if (ret < 0) {
-		log_notice("inbox: connection %s: acknowledgement failed: %s; closing it", c->peer,
-			why);
-		inbox_conn_free(c);
+		inbox_count(c->ib, &c->ib->acks_sent); /* the figures stats reads, under ib->lock */
+	return ret < 0 ? -1 : 0;
+}
+
+static void ack_failed(struct inbox_conn *c, const char *why)
+{
+	log_notice("inbox: connection %s: acknowledgement failed: %s; closing it", c->peer, why);
+	inbox_conn_free(c);
+}
+
+/* what c's acknowledgement needs: nothing, held back, or sent now (true) */
+static bool settle_locked(struct inbox_conn *c)
+{
+	if (c->dead || !c->ack.on)
+		return false;
+	switch (inbox_ack_due(&c->ack)) {
+	case INBOX_ACK_NOTHING:
+		unhold_locked(c);
+		break;
+	case INBOX_ACK_HOLD:
+		hold_locked(c);
+		break;
+	case INBOX_ACK_NOW:
+		return true;
+	}
+	return false;
+}
+
+bool inbox_conn_released_locked(struct inbox_conn *c)
+{
+	struct inbox *ib = c->ib;
+	bool kick;
+
+	if (!settle_locked(c) || c->due)
+		return false;
+	c->due = true;
+	c->due_next = ib->due;
+	ib->due = c;
+	kick = !ib->due_kicked;
+	ib->due_kicked = true;
+	return kick;
+}
+
+void inbox_conn_ack_due(void *arg)
+{
+	struct inbox *ib = arg;
+	const char *why = "";
+	struct inbox_conn *c;
+	int ret;
+
+	for (;;) {
+		pthread_mutex_lock(&ib->ack_lock);
+		c = ib->due;
+		if (!c) {
+			ib->due_kicked = false;
+			pthread_mutex_unlock(&ib->ack_lock);
+			return;
+		}
+		ret = send_locked(c, &why);
+		pthread_mutex_unlock(&ib->ack_lock);
+		if (ret < 0)
+			ack_failed(c, why);
 	}
 }
 
 void inbox_conn_ack(struct inbox_conn *c)
 {
-	if (c->dead || !c->ack.on)
-		return;
-	switch (inbox_ack_due(&c->ack)) {
-	case INBOX_ACK_NOTHING:
-		unhold(c);
-		break;
-	case INBOX_ACK_HOLD:
-		hold(c);
-		break;
-	case INBOX_ACK_NOW:
-		send_ack(c);
-		break;
-	}
+	struct inbox *ib = c->ib;
+	const char *why = "";
+	int ret = 0;
+
+	pthread_mutex_lock(&ib->ack_lock);
+	if (settle_locked(c))
+		ret = send_locked(c, &why);
+	pthread_mutex_unlock(&ib->ack_lock);
+	if (ret < 0)
+		ack_failed(c, why);
 }
 
 /* on the loop thread: a message of c's nobody has started is taken back */
@@ -106,8 +181,6 @@ void inbox_conn_free(struct inbox_conn *c)
 
 	if (c->dead)
 		return;
-	c->dead = true;
-	unhold(c);
 	if (c->event_fd >= 0)
 		loop_unwatch(ib->loop, c->event_fd);
 	if (c->cq_fd >= 0)
@@ -116,8 +189,14 @@ void inbox_conn_free(struct inbox_conn *c)
 	 * what it sent and nobody started reading was never acknowledged: it
 	 * comes again. Without a session it is taken back, to be queued when
 	 * it does; with one it stays queued, and comes again as a duplicate.
+	 * From here no reader's release finds it (inbox_ack_drop).
 	 */
+	pthread_mutex_lock(&ib->ack_lock);
+	c->dead = true;
+	unhold_locked(c);
+	undue_locked(c);
 	inbox_ack_drop(ib->acks, &c->ack, c->session ? keep : withdraw, inbox_post_slot, ib);
+	pthread_mutex_unlock(&ib->ack_lock);
 	(void)rpma_conn_disconnect(c->conn);
 	(void)rpma_conn_delete(&c->conn);
 	if (c->auth && !c->proven)
@@ -164,8 +243,10 @@ static void on_send_cq(void *arg)
 		if (ret)
 			break;
 		for (int i = 0; i < n && !c->dead; i++) {
-			if (inbox_ack_sent(c->ib->acks, &c->ack, &wc[i], &why) &&
-				wc[i].status != IBV_WC_WR_FLUSH_ERR) {
+			pthread_mutex_lock(&c->ib->ack_lock);
+			ret = inbox_ack_sent(c->ib->acks, &c->ack, &wc[i], &why);
+			pthread_mutex_unlock(&c->ib->ack_lock);
+			if (ret && wc[i].status != IBV_WC_WR_FLUSH_ERR) {
 				log_notice("inbox: connection %s: %s: %s; closing it", c->peer, why,
 					ibv_wc_status_str(wc[i].status));
 				inbox_conn_free(c);
@@ -295,6 +376,14 @@ static int answer(struct inbox *ib, struct inbox_conn *c, const struct rpmafs_ke
 	return 0;
 }
 
+/* a connection never made: its share given back (it received nothing) */
+static void drop_unconnected(struct inbox_conn *c)
+{
+	pthread_mutex_lock(&c->ib->ack_lock);
+	inbox_ack_drop(c->ib->acks, &c->ack, withdraw, inbox_post_slot, c->ib);
+	pthread_mutex_unlock(&c->ib->ack_lock);
+}
+
 void inbox_conn_request(struct inbox *ib, struct rpma_conn_req **req)
 {
 	struct rpma_conn_private_data their = {NULL, 0}, ours;
@@ -334,11 +423,14 @@ void inbox_conn_request(struct inbox *ib, struct rpma_conn_req **req)
 		snprintf(c->sender, sizeof(c->sender), "%s@%s", rpmafs_key_name(key), peer);
 	else
 		snprintf(c->sender, sizeof(c->sender), "%s", peer);
-	if (facts.acked)
+	if (facts.acked) {
+		pthread_mutex_lock(&ib->ack_lock);
 		credits = inbox_ack_offer(ib->acks, &c->ack);
+		pthread_mutex_unlock(&ib->ack_lock);
+	}
 	c->session = c->ack.on ? facts.session : 0;
 	if (answer(ib, c, key, their.ptr, credits, reply, &len)) {
-		inbox_ack_drop(ib->acks, &c->ack, withdraw, inbox_post_slot, ib);
+		drop_unconnected(c);
 		free(c);
 		reject(ib, req, peer, "cannot make the connection's keys");
 		return;
@@ -347,7 +439,7 @@ void inbox_conn_request(struct inbox *ib, struct rpma_conn_req **req)
 	ret = rpma_conn_req_connect(req, &ours, &c->conn);
 	if (ret) {
 		log_notice("inbox: accepting %s failed: %s", peer, rpma_err_2str(ret));
-		inbox_ack_drop(ib->acks, &c->ack, withdraw, inbox_post_slot, ib);
+		drop_unconnected(c);
 		rpmafs_auth_delete(&c->auth);
 		free(c);
 		inbox_count(ib, &ib->rejected);
@@ -395,22 +487,38 @@ void inbox_conn_request(struct inbox *ib, struct rpma_conn_req **req)
 		keyed);
 }
 
-uint64_t inbox_tick(struct inbox *ib, uint64_t now)
+/* the first acknowledgement held INBOX_ACK_DELAY_MS by now, or NULL (*at: the next one's time) */
+static struct inbox_conn *held_out_locked(struct inbox *ib, uint64_t now, uint64_t *at)
 {
-	struct inbox_conn *c, *next, **pp = &ib->held;
-	uint64_t at = 0;
-
-	/* acknowledgements held back: each goes INBOX_ACK_DELAY_MS after it was held */
-	while ((c = *pp)) {
+	*at = 0;
+	for (struct inbox_conn *c = ib->held; c; c = c->held_next) {
 		uint64_t due = c->held_at + INBOX_ACK_DELAY_MS;
 
-		if (now >= due) {
-			send_ack(c); /* off the list first: a failure frees c after the batch */
-			continue;
-		}
-		if (!at || due < at)
-			at = due;
-		pp = &c->held_next;
+		if (now >= due)
+			return c;
+		if (!*at || due < *at)
+			*at = due;
+	}
+	return NULL;
+}
+
+uint64_t inbox_tick(struct inbox *ib, uint64_t now)
+{
+	struct inbox_conn *c, *next;
+	const char *why = "";
+	uint64_t at;
+	int ret;
+
+	/* acknowledgements held back: each goes INBOX_ACK_DELAY_MS after it was held */
+	for (;;) {
+		pthread_mutex_lock(&ib->ack_lock);
+		c = held_out_locked(ib, now, &at);
+		ret = c ? send_locked(c, &why) : 0;
+		pthread_mutex_unlock(&ib->ack_lock);
+		if (!c)
+			break;
+		if (ret < 0)
+			ack_failed(c, why);
 	}
 
 	for (c = ib->conns; c && ib->unproven; c = next) {

@@ -32,9 +32,12 @@ struct inbox_conn {
 	int cq_fd;
 	struct loop_watch cq_watch;
 	bool dead;	  /* deleted; freed after the loop's batch (an event may be in it) */
-	/* its acknowledgement held back (inbox_ack.h): on ib->held since held_at (now_ms) */
-	bool held;
-	struct inbox_conn *held_next;
+	/*
+	 * under ib->ack_lock: its acknowledgement held back (inbox_ack.h), on
+	 * ib->held since held_at (now_ms), or due now, on ib->due
+	 */
+	bool held, due;
+	struct inbox_conn *held_next, *due_next;
 	uint64_t held_at;
 	uint64_t session; /* non-zero: its numbers are told apart across connections (§13.4) */
 	/* listen_keys (inbox_auth.h): the connection's keys; NULL without */
@@ -43,13 +46,6 @@ struct inbox_conn {
 	uint64_t proof_by; /* not proven by then (now_ms): dropped */
 	char peer[64];
 	char sender[INBOX_SENDER_MAX]; /* last_sender: NAME@ADDR with a key, else ADDR */
-};
-
-/* a slot whose last byte was read, on its way back to the shared queue */
-struct slot_task {
-	struct loop_task task;
-	struct inbox *ib;
-	uint32_t slot;
 };
 
 struct inbox {
@@ -69,12 +65,21 @@ struct inbox {
 	struct rpma_mr_local *mr;
 	uint8_t *buf;
 	uint32_t slots, slot_size;
-	struct slot_task *tasks;
 	struct inbox_queue *q;
+	/*
+	 * ack_lock: what receiver confirmation keeps (acks, each connection's
+	 * ack, held, due and the fields above them), changed by a reader's
+	 * release on a FUSE worker and by the loop thread. Taken before the
+	 * queue's lock, ib->lock and the loop's.
+	 */
+	pthread_mutex_t ack_lock;
 	struct inbox_ack *acks;
+	struct inbox_conn *held; /* acknowledgements held back */
+	struct inbox_conn *due;	 /* acknowledgements for the loop to send now */
+	bool due_kicked;	 /* due_task is handed to the loop */
+	struct loop_task due_task;
 	struct rpmafs_sessions *sessions; /* what each sender session had queued (§13.4) */
 	struct inbox_conn *conns;
-	struct inbox_conn *held; /* connections whose acknowledgement is held back */
 	struct inbox_auth *auth; /* listen_keys; NULL: every sender as before */
 	unsigned unproven;	 /* connections whose proof of key has not come yet */
 	bool failed;
@@ -90,7 +95,7 @@ struct inbox {
 /* inbox_count -- (*what)++ under ib->lock: a figure inbox_stats_get reads */
 void inbox_count(struct inbox *ib, uint64_t *what);
 
-/* inbox_post_slot -- on the loop thread: slot is free, its receive goes back to the queue */
+/* inbox_post_slot -- any thread: slot is free, its receive goes back to the queue */
 void inbox_post_slot(void *arg, uint32_t slot);
 
 /* inbox_conn_request -- on the loop thread: a connect request, judged, then accepted or rejected */
@@ -100,11 +105,21 @@ void inbox_conn_request(struct inbox *ib, struct rpma_conn_req **req);
 struct inbox_conn *inbox_conn_by_qp(struct inbox *ib, uint32_t qp_num);
 
 /*
- * inbox_conn_ack -- send c's acknowledgement if one is due now, or hold it
- * back (inbox_ack_due: at most INBOX_ACK_DELAY_MS, sent by inbox_tick); a
- * failure ends the connection
+ * inbox_conn_ack -- on the loop thread: send c's acknowledgement if one is
+ * due now, or hold it back (inbox_ack_due: at most INBOX_ACK_DELAY_MS,
+ * sent by inbox_tick); a failure ends the connection
  */
 void inbox_conn_ack(struct inbox_conn *c);
+
+/*
+ * inbox_conn_released_locked -- any thread, under ib->ack_lock: c's
+ * acknowledgement moved on (a reader finished a message): held back, or
+ * put on ib->due; true when ib->due_task must be handed to the loop
+ */
+bool inbox_conn_released_locked(struct inbox_conn *c);
+
+/* inbox_conn_ack_due -- on the loop thread (ib->due_task): send what is on ib->due */
+void inbox_conn_ack_due(void *arg);
 
 /*
  * inbox_conn_free -- c ends: off the loop and the list, its messages not

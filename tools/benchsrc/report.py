@@ -223,7 +223,7 @@ def checks(fig, notes=None):
         key="sync64_latency_over_floor", what="sync write latency, 64 B, median",
         figure="%s µs" % fmt(num),
         floor="%s µs (null-peer write + raw send-and-complete)" % fmt(floor),
-        value=r, target="<= 1.3", met=None if r is None else r <= 1.3, rounds=rs,
+        value=r, target="<= 1.2", met=None if r is None else r <= 1.2, rounds=rs,
         definition="rpmafs sync (O_DSYNC) 64 B median write latency, confirm = transport / (null-peer 64 B median "
                    "write latency + raw rpma_send 64 B send-and-complete median latency)" +
                    rounds_text(rs)))

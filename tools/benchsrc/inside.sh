@@ -113,12 +113,13 @@ put meta.lab_cpus "$(nproc)"
 # perftest KIND SIZE ITERS: ib_send_KIND -R -e, retried once. -e: both ends
 # sleep on completion events, as rpmafs, rpma-recv and bench-rpma do; with
 # busy polling on two vCPUs the pollers starve rxe's own kernel work and
-# every few hundred messages stall for a 4 ms scheduler tick.
+# every few hundred messages stall for a 4 ms scheduler tick. PT_PREFIX
+# (round.R. in the paired rounds) goes before its keys, notes and logs.
 perftest() {
-	local kind=$1 size=$2 iters=$3 attempt port srv line log i
+	local kind=$1 size=$2 iters=$3 attempt port srv line log i pre=${PT_PREFIX:-}
 	for attempt in 1 2; do
 		port=$((18500 + RANDOM % 2000))
-		log=$logs/perftest-$kind-$size-$attempt
+		log=$logs/perftest-$pre$kind-$size-$attempt
 		# the server prints this once it listens for the client's first connection
 		stdbuf -oL timeout -k 5 150 "ib_send_$kind" -R -e -s "$size" -n "$iters" -p "$port" \
 			>"$log.server" 2>&1 &
@@ -137,18 +138,18 @@ perftest() {
 			set -- $line
 			if [ "$kind" = lat ]; then
 				# t_typical (a median) and the 99th percentile, half a round trip each
-				put "${PT_PREFIX:-}perftest.lat.$size.typical_us" "$5"
-				put "${PT_PREFIX:-}perftest.lat.$size.p99_us" "$8"
+				put "${pre}perftest.lat.$size.typical_us" "$5"
+				put "${pre}perftest.lat.$size.p99_us" "$8"
 			else
 				# perftest's MB/sec is MiB/s: BW average = MsgRate x size / 2^20
-				put "${PT_PREFIX:-}perftest.bw.$size.mib_s" "$4"
-				put "${PT_PREFIX:-}perftest.bw.$size.msg_s" "$(awk -v r="$5" 'BEGIN { printf "%.1f", r * 1e6 }')"
+				put "${pre}perftest.bw.$size.mib_s" "$4"
+				put "${pre}perftest.bw.$size.msg_s" "$(awk -v r="$5" 'BEGIN { printf "%.1f", r * 1e6 }')"
 			fi
-			[ "$attempt" = 2 ] && note "perftest.$kind.$size" "measured on the second attempt (the first: $(grep -v '^ *$' "$logs/perftest-$kind-$size-1.client" | tail -1 | tr -s ' \t' ' '))"
+			[ "$attempt" = 2 ] && note "${pre}perftest.$kind.$size" "measured on the second attempt (the first: $(grep -v '^ *$' "$logs/perftest-$pre$kind-$size-1.client" | tail -1 | tr -s ' \t' ' '))"
 			return 0
 		fi
 	done
-	note "perftest.$kind.$size" "missing: ib_send_$kind -s $size failed twice ($(grep -v '^ *$' "$log.client" | tail -1 | tr -s ' \t' ' '))"
+	note "${pre}perftest.$kind.$size" "missing: ib_send_$kind -s $size failed twice ($(grep -v '^ *$' "$log.client" | tail -1 | tr -s ' \t' ' '))"
 }
 
 step "perftest: ib_send_lat and ib_send_bw -R at 64 B, 4 KiB, 1 MiB"

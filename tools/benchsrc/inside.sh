@@ -8,7 +8,12 @@
 # Appends one "key value" line per figure to FIGURES (and "note key text"
 # for anything worth saying, such as a figure that could not be measured).
 # Every external step runs under `timeout`: a hung perftest costs a retry
-# and a missing figure, never the run. Keys are read by report.py.
+# and a missing figure, never the run. Keys are read by report.py. The
+# paired rounds (round.R.*) measure each ratio's figure and its floor back
+# to back; among them a short ib_send_lat -R -e 64 B just before the sync
+# latencies (round.R.perftest.lat.64.typical_us): with the round's null-peer
+# write latency, the floor of the receiver-confirmed one (a FUSE write and
+# an RDMA round trip, report.py's acked_sync_latency_over_rtt_floor).
 set -u
 mode=$1 fig=$2 logs=$3
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -680,7 +685,7 @@ if [ $connected = 1 ]; then
 		return 0
 	}
 	for ((r = 1; r <= ROUNDS; r++)); do
-		step "paired round $r of $ROUNDS: ib_send_bw / dd, null / async rate, null + raw / sync latency, with and without a key"
+		step "paired round $r of $ROUNDS: ib_send_bw / dd, null / async rate, null + raw / sync latency, with and without a key, null + ib_send_lat / acked sync latency"
 		PT_PREFIX="round.$r." perftest bw $MIB "${PT_BW_N[2]}"
 		t0=$(now)
 		if timeout 300 dd if=/dev/zero of="$mnt/r0" bs=1020K count=$DD_N conv=fsync \
@@ -774,6 +779,10 @@ if [ $connected = 1 ]; then
 				note "round.$r.$name" "missing: bench-rpma send failed or the receiver did not log the connection's end (see raw-send.log, ${rxlog##*/})"
 			fi
 		done
+		# the floor of acked_sync_latency_over_rtt_floor with this round's
+		# null.lat.64: an RDMA round trip (a SEND and the acknowledgement's
+		# SEND back), from ib_send_lat -R -e 64 B just before the figure
+		PT_PREFIX="round.$r." perftest lat 64 "${PT_LAT_N[0]}"
 		line=$(timeout 300 bench-writer --latency --sync --warmup 20 "$mnt/t0" 64 "${FS_LAT_N[0]}" 2>>"$logs/writer.log")
 		put_line "round.$r.transport.sync.64" "$line" median_us
 		snap=$(link_snap)

@@ -303,6 +303,25 @@ def checks(fig, notes=None):
                    "acknowledgement) / the same with confirm = transport (returns at the "
                    "completion)" + rounds_text(rs)))
 
+    def rtt_floor(get):
+        a, b = get("null.lat.64.median_us"), get("perftest.lat.64.typical_us")
+        return None if a is None or b is None else a + 2 * b
+
+    num, floor, r, rs = paired(fig, "acked.sync.64.median_us", rtt_floor)
+    out.append(dict(
+        key="acked_sync_latency_over_rtt_floor",
+        what="sync write latency, 64 B, median, receiver-confirmed, against a FUSE write and "
+             "an RDMA round trip",
+        figure="%s µs (confirm = receiver)" % fmt(num),
+        floor="%s µs (null-peer write + 2 x ib_send_lat 64 B typical)" % fmt(floor),
+        value=r, target="report", met=None, rounds=rs,
+        definition="rpmafs sync (O_DSYNC) 64 B median write latency, receiver-confirmed (r0, "
+                   "returns at the acknowledgement) / (the null peer's 64 B median write "
+                   "latency + 2 x ib_send_lat -R -e -s 64 t_typical, half a round trip each, "
+                   "run just before the figure), all in the same round: a FUSE write plus "
+                   "the message's SEND and the acknowledgement's SEND back, nothing for the "
+                   "receiver's own work" + rounds_text(rs)))
+
     r = div(g("shell.echo_s"), g("shell.echo_close_return_acked_s"))
     out.append(dict(
         key="close_wait_shell_cost",
@@ -661,6 +680,12 @@ def figure_tables(fig):
                 ("null.lat.64.median_us", "null peer: write(2), 64 B, median", "µs"),
                 ("raw.lat.64.median_us", "raw rpma_send, send-and-complete, 64 B, median", "µs"),
                 ("rpmafs.sync.64.median_us", "rpmafs sync: write(2), 64 B, median", "µs"),
+                ("perftest.lat.64.typical_us", "ib_send_lat -R -e, 64 B, typical (half a round trip)",
+                 "µs"),
+                ("transport.sync.64.median_us",
+                 "rpmafs sync: write(2), 64 B, median, confirm = transport (t0)", "µs"),
+                ("acked.sync.64.median_us",
+                 "rpmafs sync: write(2), 64 B, median, confirm = receiver (r0)", "µs"),
                 ("daemon.cpu_us_per_msg.null64", "daemon CPU per message, null peer, async 64 B", "µs"),
                 ("daemon.cpu_us_per_msg.transport64",
                  "daemon CPU per message, async 64 B, confirm = transport (t0)", "µs"),

@@ -17,9 +17,16 @@
 #    are acknowledged, then N to B's inbox drained by `head -c`; the CPU
 #    time (utime + stime, all threads) of that rpma-recv and of B's daemon
 #    over their messages. Keys round.R.inbox.cpu_us_per_msg and
-#    round.R.inbox.recv_cpu_us_per_msg. Then the same with COUNT messages
-#    each under strace -f -c, not timed: round.R.count.syscalls.inbox and
-#    round.R.count.syscalls.inbox_recv (report.py: inbox_*_over_recv).
+#    round.R.inbox.recv_cpu_us_per_msg. In the same round, the FUSE floor
+#    of a read: `head -c` of CN records of 65 bytes from bench-noop-fs's `r`
+#    (tools/benchsrc/noop-fs.c: one 65-byte line per READ, at once, as the
+#    inbox gives one record per read(2)), its CPU time (run time of its
+#    threads) / CN: round.R.inbox.noop_read_cpu_us_per_msg; its READs per
+#    record over all rounds (counted by it, printed at its unmount):
+#    inbox.noop.reads_per_record (report.py: inbox_cpu_per_msg_over_floor).
+#    Then the same with COUNT messages each under strace -f -c, not timed:
+#    round.R.count.syscalls.inbox and round.R.count.syscalls.inbox_recv
+#    (report.py: inbox_*_over_recv).
 # 2. ping-pong: A's shell loop `echo p > pp; read -r r < inbox`, B's
 #    `while read -r m; do echo "$m" > a; done < inbox` (close = wait: each
 #    echo returns once the other side read it), in paired rounds (1 quick,
@@ -70,7 +77,7 @@ send_lat() {
 }
 pids=()
 cleanup() {
-	for m in "$work/a" "$work/b"; do fusermount3 -u "$m" 2>/dev/null; done
+	for m in "$work/a" "$work/b" "$work/noop"; do fusermount3 -u "$m" 2>/dev/null; done
 	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	rm -rf "$work"
@@ -107,7 +114,7 @@ log_level = notice
 address = $LAB_A
 port = $pa
 INI
-mkdir "$work/a" "$work/b"
+mkdir "$work/a" "$work/b" "$work/noop"
 rpma-recv --listen "$LAB_B:$pr" --format lines --output /dev/null --count "$N" \
 	2>"$logs/inbox-recv.log" &
 recv=$!
@@ -126,6 +133,12 @@ done
 # the CPU rounds' receiver: without it, only they are missing
 cr_ok=1
 wait_for "$work/a/r2.status" "state: connected" || { note inbox.cpu "missing: a/r2 never connected (see inbox-recv2.log)"; cr_ok=0; CR=0; }
+# the FUSE floor of the inbox's reads (1b): without it, only its figures are missing
+bench-noop-fs -f "$work/noop" 2>"$logs/inbox-noop-fs.log" &
+noopfs=$!
+pids+=($noopfs)
+noop_ok=1 noop_records=0
+wait_for "$logs/inbox-noop-fs.log" "serving" || { note inbox.noop "missing: bench-noop-fs did not start (see inbox-noop-fs.log)"; noop_ok=0; }
 
 # 1. the receive rate, rpma-recv first
 t0=$(now)
@@ -187,7 +200,27 @@ for ((r = 1; r <= CR; r++)); do
 	else
 		note "round.$r.inbox.cpu" "missing: the inbox did not read $CN messages"
 	fi
+	# the FUSE floor of those reads: CN records from bench-noop-fs's r
+	[ $noop_ok = 1 ] || continue
+	u0=$(cpu_us $noopfs)
+	if timeout 300 head -c $((65 * CN)) "$work/noop/r" >/dev/null 2>>"$logs/inbox-noop-fs.log"; then
+		put "round.$r.inbox.noop_read_cpu_us_per_msg" "$(us_per "$u0" "$(cpu_us $noopfs)" "$CN")"
+		noop_records=$((noop_records + CN))
+	else
+		note "round.$r.inbox.noop_read_cpu" "missing: head -c of $CN records from bench-noop-fs failed (see inbox-noop-fs.log)"
+	fi
 done
+# its READs per record, as it counted them (printed at its unmount)
+if [ $noop_records -gt 0 ]; then
+	fusermount3 -u "$work/noop" 2>/dev/null
+	for ((i = 0; i < 300; i++)); do kill -0 $noopfs 2>/dev/null || break; nap 0.1; done
+	reads=$(sed -n 's/^bench-noop-fs: requests read //p' "$logs/inbox-noop-fs.log")
+	if [ -n "$reads" ]; then
+		put inbox.noop.reads_per_record "$(per "$reads" $noop_records)"
+	else
+		note inbox.noop "missing: bench-noop-fs did not print its READ count (see inbox-noop-fs.log)"
+	fi
+fi
 if [ $cr_ok = 0 ]; then
 	:
 elif command -v strace >/dev/null; then

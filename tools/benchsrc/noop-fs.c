@@ -6,6 +6,11 @@
  *
  * One write-only, direct-I/O, non-seekable file `f` in the root; every
  * WRITE is answered at once with its size, FLUSH, FSYNC and RELEASE with 0.
+ * And one read-only, direct-I/O file `r` (seekable, as an inbox is): every
+ * READ is answered at once with one 65-byte line of 64 'x' and '\n' (less
+ * only when the read asks for less), whatever its offset, and never EOF, as
+ * an inbox with a message always waiting answers each read with one record
+ * (docs/design.md §13.3): the FUSE floor of inbox_cpu_per_msg_over_floor.
  * It runs FUSE as rpmafs does (fs/fuse/ops.c op_init, fs/runtime/workers.c): the same
  * capabilities and max_write, the same attribute timeout, and four threads
  * taking turns reading /dev/fuse with one read buffer each, so that
@@ -29,17 +34,33 @@
 #define MAX_WRITE (256u * 4096u - 4096u + 1) /* fs/fuse/ops.c op_init */
 #define ATTR_TIMEOUT 86400.0		     /* fs/fuse/spoolfile.c SPOOL_ATTR_TIMEOUT */
 #define FILE_INO 2
+#define READ_INO 3
+#define LINE_LEN 65 /* a 64 B message as an inbox_format lines record */
 
-enum { N_LOOKUP, N_GETATTR, N_SETATTR, N_OPEN, N_WRITE, N_FLUSH, N_FSYNC, N_RELEASE, N_OPS };
+enum {
+	N_LOOKUP,
+	N_GETATTR,
+	N_SETATTR,
+	N_OPEN,
+	N_READ,
+	N_WRITE,
+	N_FLUSH,
+	N_FSYNC,
+	N_RELEASE,
+	N_OPS
+};
 static const char *const names[N_OPS] = {
-	"lookup", "getattr", "setattr", "open", "write", "flush", "fsync", "release"};
+	"lookup", "getattr", "setattr", "open", "read", "write", "flush", "fsync", "release"};
 static atomic_ulong counts[N_OPS];
+static char line[LINE_LEN];
 
 static void attr_of(fuse_ino_t ino, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_ino = ino;
-	st->st_mode = ino == FUSE_ROOT_ID ? S_IFDIR | 0755 : S_IFREG | 0222;
+	st->st_mode = S_IFREG | (ino == READ_INO ? 0444 : 0222);
+	if (ino == FUSE_ROOT_ID)
+		st->st_mode = S_IFDIR | 0755;
 	st->st_nlink = ino == FUSE_ROOT_ID ? 2 : 1;
 }
 
@@ -58,15 +79,18 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	struct fuse_entry_param e = {
-		.ino = FILE_INO, .attr_timeout = ATTR_TIMEOUT, .entry_timeout = ATTR_TIMEOUT};
+	struct fuse_entry_param e = {.attr_timeout = ATTR_TIMEOUT, .entry_timeout = ATTR_TIMEOUT};
 
 	counts[N_LOOKUP]++;
-	if (parent != FUSE_ROOT_ID || strcmp(name, "f")) {
+	if (parent == FUSE_ROOT_ID && !strcmp(name, "f"))
+		e.ino = FILE_INO;
+	else if (parent == FUSE_ROOT_ID && !strcmp(name, "r"))
+		e.ino = READ_INO;
+	if (!e.ino) {
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	attr_of(FILE_INO, &e.attr);
+	attr_of(e.ino, &e.attr);
 	fuse_reply_entry(req, &e);
 }
 
@@ -92,6 +116,11 @@ static void op_setattr(
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	counts[N_OPEN]++;
+	if (ino == READ_INO && (fi->flags & O_ACCMODE) == O_RDONLY) {
+		fi->direct_io = 1; /* seekable, as the inbox (fs/fuse/inboxfile.c) */
+		fuse_reply_open(req, fi);
+		return;
+	}
 	if (ino != FILE_INO || (fi->flags & O_ACCMODE) != O_WRONLY) {
 		fuse_reply_err(req, EACCES);
 		return;
@@ -99,6 +128,14 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->direct_io = 1;
 	fi->nonseekable = 1;
 	fuse_reply_open(req, fi);
+}
+
+static void op_read(
+	fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	(void)ino, (void)off, (void)fi;
+	counts[N_READ]++;
+	fuse_reply_buf(req, line, size < LINE_LEN ? size : LINE_LEN);
 }
 
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
@@ -136,6 +173,7 @@ static const struct fuse_lowlevel_ops ops = {
 	.getattr = op_getattr,
 	.setattr = op_setattr,
 	.open = op_open,
+	.read = op_read,
 	.write = op_write,
 	.flush = op_flush,
 	.fsync = op_fsync,
@@ -197,7 +235,9 @@ int main(int argc, char *argv[])
 	se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
 	if (!se || fuse_set_signal_handlers(se) || fuse_session_mount(se, o.mountpoint))
 		goto out;
-	fprintf(stderr, "bench-noop-fs: serving %s/f\n", o.mountpoint);
+	memset(line, 'x', LINE_LEN - 1);
+	line[LINE_LEN - 1] = '\n';
+	fprintf(stderr, "bench-noop-fs: serving %s/f and %s/r\n", o.mountpoint, o.mountpoint);
 	for (i = 0; i < WORKERS; i++)
 		pthread_create(&t[i], NULL, worker, se);
 	for (i = 0; i < WORKERS; i++)

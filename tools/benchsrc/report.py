@@ -450,6 +450,28 @@ def checks(fig, notes=None):
                    "receiver-confirmed, same round (tools/benchsrc/inbox.sh)" % fmt(
                        g("inbox.cpu.messages"), 0) + rounds_text(rs)))
 
+    def inbox_cpu_floor(get):
+        a, b = get("inbox.recv_cpu_us_per_msg"), get("inbox.noop_read_cpu_us_per_msg")
+        return None if a is None or b is None else a + b
+
+    num, floor, r, rs = paired(fig, "inbox.cpu_us_per_msg", inbox_cpu_floor)
+    out.append(dict(
+        key="inbox_cpu_per_msg_over_floor",
+        what="a mount's inbox: daemon CPU per received 64 B message against rpma-recv's and "
+             "a no-op FUSE read's",
+        figure="%s µs per message (mount B's daemon, inbox read by head -c)" % fmt(num),
+        floor="%s µs per message (rpma-recv --format lines + bench-noop-fs, one READ)" % fmt(
+            floor),
+        value=r, target="report", met=None, rounds=rs,
+        definition="the inbox's CPU per message of inbox_cpu_per_msg_over_recv / (rpma-recv's "
+                   "CPU per message of that ratio's floor + bench-noop-fs's CPU time (run time "
+                   "of its threads) per record while head -c reads as many 65-byte records "
+                   "from its file r, one READ answered at once each: %s READs per record, as "
+                   "it counted them), all in the same round: receiving without a FUSE read "
+                   "plus one FUSE READ and its reply alone, which the inbox pays per message "
+                   "by design (one record per read(2), docs/design.md §13.3)" % fmt(
+                       g("inbox.noop.reads_per_record"), 2) + rounds_text(rs)))
+
     for key, num_key, floor_key, what, floor_name, how in (
             ("recv_syscalls_per_msg_over_floor", "rpma_recv", "floor_recv",
              "rpma-recv system calls per received 64 B message against a plain receive loop",
@@ -700,6 +722,8 @@ def figure_tables(fig):
                 ("inbox.cpu_us_per_msg", "inbox: mount B's daemon CPU per received message", "µs"),
                 ("inbox.recv_cpu_us_per_msg",
                  "rpma-recv --format lines CPU per message, same writer as the inbox", "µs"),
+                ("inbox.noop_read_cpu_us_per_msg",
+                 "no-op FUSE file system: CPU per 65-byte record read by head -c", "µs"),
                 ("count.syscalls.rpma_recv", "rpma-recv system calls per message (counted)", "calls"),
                 ("count.syscalls.floor_recv", "plain receive loop system calls per message (counted)",
                  "calls"),

@@ -31,10 +31,16 @@
 #    `while read -r m; do echo "$m" > a; done < inbox` (close = wait: each
 #    echo returns once the other side read it), in paired rounds (1 quick,
 #    3 full): each round ib_send_lat -R -e 64 B on the same link, then PP
-#    round trips. Keys per round inbox.pingpong.R.lat_us (t_typical, half a
-#    round trip) and inbox.pingpong.R.rtt_us; inbox.pingpong.rtt_us and
+#    round trips, then PP round trips of the same two loops over two FIFOs
+#    in a tmpfs directory of the VM (B's: `... done <> ab`, read-write so
+#    that it never sees EOF): the shell's own cost of the exchange, without
+#    FUSE or a network. Each loop is timed by its own shell ($EPOCHREALTIME).
+#    Keys per round inbox.pingpong.R.lat_us (t_typical, half a round trip),
+#    inbox.pingpong.R.rtt_us and inbox.pingpong.R.fifo_rtt_us;
+#    inbox.pingpong.rtt_us, inbox.pingpong.fifo_rtt_us and
 #    inbox.pingpong.lat_us, the rounds' medians; inbox_pingpong_over_send_lat,
-#    the median of the rounds' rtt / (2 x lat).
+#    the median of the rounds' rtt / (2 x lat); inbox_pingpong_over_shell_fifo,
+#    the median of the rounds' rtt / fifo_rtt.
 # Every step under `timeout`; a figure that cannot be had is a note.
 set -u
 mode=$1 fig=$2 logs=$3
@@ -249,32 +255,61 @@ else
 	note inbox.count "missing: strace is not installed"
 fi
 
-# 2. ping-pong between the two mounts through their inboxes, in paired rounds
+# 2. ping-pong between the two mounts through their inboxes, in paired
+# rounds; in each, the same two shell loops over two FIFOs (the floor)
 (cd "$work/b" && while read -r m; do echo "$m" >a; done <inbox) &
 answer=$!
 pids+=($answer)
-rtts=() lats=() ratios=()
+# B's loop on the FIFOs: ab opened read-write, so that A's writer closing
+# it is no EOF (an open for reading alone would also wait for a writer)
+mkdir "$work/fifo" && mkfifo "$work/fifo/ab" "$work/fifo/ba"
+(cd "$work/fifo" && while read -r m; do echo "$m" >ba; done <>ab) &
+fifo_b=$!
+pids+=($fifo_b)
+fifo_ok=1
+# pingpong DIR TO FROM: A's loop in DIR, PP round trips of `echo p$i > TO;
+# read -r r < FROM`, timed by the loop's own shell ($EPOCHREALTIME: no fork
+# and no shell start inside the span); the mean round trip in µs
+pingpong() {
+	local span
+	span=$(cd "$1" && timeout 300 bash -c 't0=$EPOCHREALTIME
+		for ((i = 0; i < $1; i++)); do echo p$i > "$2"; read -r r < "$3"; [ "$r" = p$i ] || exit 1; done
+		echo "$t0 $EPOCHREALTIME"' pingpong "$PP" "$2" "$3") || return 1
+	awk -v n="$PP" '{ gsub(",", ".") } NF == 2 { printf "%.1f", ($2 - $1) / n * 1e6 }' <<<"$span"
+}
+rtts=() lats=() ratios=() frtts=() fratios=()
 for ((r = 1; r <= PPR; r++)); do
 	lat=$(send_lat)
 	[ -n "$lat" ] && put "inbox.pingpong.$r.lat_us" "$lat" || note inbox "round $r: ib_send_lat failed"
-	t0=$(now)
-	if (cd "$work/a" && timeout 300 bash -c "for ((i = 0; i < $PP; i++)); do echo p\$i > pp; read -r r < inbox; [ \"\$r\" = p\$i ] || exit 1; done"); then
-		t1=$(now)
-		rtt=$(awk -v n="$PP" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / n * 1e6 }')
-		put "inbox.pingpong.$r.rtt_us" "$rtt"
-		rtts+=("$rtt")
-		if [ -n "$lat" ]; then
-			lats+=("$lat")
-			ratios+=("$(awk -v r="$rtt" -v l="$lat" 'BEGIN { printf "%.2f", r / (2 * l) }')")
-		fi
-	else
+	rtt=$(pingpong "$work/a" pp inbox)
+	if [ -z "$rtt" ]; then
 		note inbox "round $r: the ping-pong failed or took over 300 s"
 		break
 	fi
+	put "inbox.pingpong.$r.rtt_us" "$rtt"
+	rtts+=("$rtt")
+	if [ -n "$lat" ]; then
+		lats+=("$lat")
+		ratios+=("$(awk -v r="$rtt" -v l="$lat" 'BEGIN { printf "%.2f", r / (2 * l) }')")
+	fi
+	[ $fifo_ok = 1 ] || continue
+	frtt=$(pingpong "$work/fifo" ab ba)
+	if [ -z "$frtt" ]; then
+		# B's loop may be out of step now: no more FIFO rounds
+		note inbox.pingpong.fifo "round $r: the ping-pong over two FIFOs failed or took over 300 s"
+		fifo_ok=0
+		continue
+	fi
+	put "inbox.pingpong.$r.fifo_rtt_us" "$frtt"
+	frtts+=("$frtt")
+	fratio=$(awk -v r="$rtt" -v f="$frtt" 'BEGIN { if (f > 0) printf "%.2f", r / f }')
+	[ -n "$fratio" ] && fratios+=("$fratio")
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 [ ${#rtts[@]} -gt 0 ] && put inbox.pingpong.rtt_us "$(median "${rtts[@]}")"
 [ ${#lats[@]} -gt 0 ] && put inbox.pingpong.lat_us "$(median "${lats[@]}")"
 [ ${#ratios[@]} -gt 0 ] && put inbox_pingpong_over_send_lat "$(median "${ratios[@]}")"
-kill -TERM "$answer" 2>/dev/null
+[ ${#frtts[@]} -gt 0 ] && put inbox.pingpong.fifo_rtt_us "$(median "${frtts[@]}")"
+[ ${#fratios[@]} -gt 0 ] && put inbox_pingpong_over_shell_fifo "$(median "${fratios[@]}")"
+kill -TERM "$answer" "$fifo_b" 2>/dev/null
 exit 0

@@ -977,8 +977,10 @@ done
 
 # ---------------------------------------------------------------------------
 # the inbox (tools/benchsrc/inbox.sh): receive rate against rpma-recv to
-# /dev/null, ping-pong between two mounts against ib_send_lat (above)
-step "inbox: receive rate against rpma-recv, ping-pong between two mounts"
+# /dev/null, CPU per message against rpma-recv's and a no-op FUSE read's,
+# ping-pong between two mounts against ib_send_lat and against the same
+# shell loops over two FIFOs
+step "inbox: receive rate and CPU against rpma-recv, ping-pong between two mounts"
 timeout -k 10 900 bash "$top/tools/benchsrc/inbox.sh" "$mode" "$fig" "$logs" || :
 
 # ---------------------------------------------------------------------------

@@ -1006,6 +1006,7 @@ def main():
     for c in cks:
         print("%-33s %-10s target %-9s %s" % (
             c["key"], fmt(c["value"]), c["target"],
+            "reported" if c["target"] == "report" and c["value"] is not None else
             "missing" if c["met"] is None else ("met" if c["met"] else "NOT met")))
     return 0
 

@@ -25,7 +25,7 @@
 /*
  * A connection's acknowledgement, under ib->ack_lock: a reader's release
  * (a FUSE worker, inbox.c) decides whether one is due; what is due now
- * goes on ib->due and the loop thread sends it (ack_due_run), what can
+ * goes on ib->due and the loop thread sends it (inbox_conn_ack_due), what can
  * wait goes on ib->held and the tick sends it (inbox_tick).
  */
 

@@ -24,48 +24,60 @@
 
 /*
  * A connection's acknowledgement, under ib->ack_lock: a reader's release
- * (a FUSE worker, inbox.c) decides whether one is due; what is due now
- * goes on ib->due and the loop thread sends it (inbox_conn_ack_due), what can
- * wait goes on ib->held and the tick sends it (inbox_tick).
+ * (a FUSE worker, inbox.c) decides whether one is due. One that can wait
+ * is HELD on ib->waiting, and the tick sends it (inbox_tick); one due now
+ * is marked DUE there, and the loop thread sends it (inbox_conn_ack_due).
  */
 
-/* c's acknowledgement is held no more: sent, or nothing left to send */
-static void unhold_locked(struct inbox_conn *c)
+/* c off ib->waiting: its acknowledgement sent, or nothing left to send */
+static void unlist_locked(struct inbox_conn *c)
 {
-	struct inbox_conn **pp = &c->ib->held;
+	struct inbox_conn **pp = &c->ib->waiting;
 
-	if (!c->held)
+	if (c->ack_wait == INBOX_ACK_IDLE)
 		return;
 	while (*pp != c)
-		pp = &(*pp)->held_next;
-	*pp = c->held_next;
-	c->held = false;
+		pp = &(*pp)->wait_next;
+	*pp = c->wait_next;
+	c->ack_wait = INBOX_ACK_IDLE;
+}
+
+/* c on ib->waiting, in state wait (HELD, or DUE, which an earlier HELD becomes) */
+static void list_locked(struct inbox_conn *c, enum inbox_ack_wait wait)
+{
+	if (c->ack_wait == INBOX_ACK_IDLE) {
+		c->wait_next = c->ib->waiting;
+		c->ib->waiting = c;
+	}
+	c->ack_wait = wait;
 }
 
 /* c's acknowledgement waits, at most INBOX_ACK_DELAY_MS (inbox_tick sends it) */
 static void hold_locked(struct inbox_conn *c)
 {
-	struct inbox *ib = c->ib;
-
-	if (c->held)
-		return;
-	c->held = true;
+	if (c->ack_wait != INBOX_ACK_IDLE)
+		return; /* held already (since its first), or due */
 	c->held_at = now_ms();
-	c->held_next = ib->held;
-	ib->held = c;
-	loop_arm(ib->loop, c->held_at + INBOX_ACK_DELAY_MS);
+	list_locked(c, INBOX_ACK_HELD);
+	loop_arm(c->ib->loop, c->held_at + INBOX_ACK_DELAY_MS);
 }
 
-static void undue_locked(struct inbox_conn *c)
+/*
+ * the first acknowledgement on ib->waiting to send now: DUE, or (now not 0)
+ * HELD INBOX_ACK_DELAY_MS by now; NULL, with *at the next one's time
+ */
+static struct inbox_conn *next_out_locked(struct inbox *ib, uint64_t now, uint64_t *at)
 {
-	struct inbox_conn **pp = &c->ib->due;
+	*at = 0;
+	for (struct inbox_conn *c = ib->waiting; c; c = c->wait_next) {
+		uint64_t due = c->held_at + INBOX_ACK_DELAY_MS;
 
-	if (!c->due)
-		return;
-	while (*pp != c)
-		pp = &(*pp)->due_next;
-	*pp = c->due_next;
-	c->due = false;
+		if (c->ack_wait == INBOX_ACK_DUE || (now && now >= due))
+			return c;
+		if (!*at || due < *at)
+			*at = due;
+	}
+	return NULL;
 }
 
 /* on the loop thread: send c's acknowledgement now; -1: failed (the caller frees c, unlocked) */
@@ -74,8 +86,7 @@ static int send_locked(struct inbox_conn *c, const char **why)
 	uint64_t before = c->ack.acks;
 	int ret;
 
-	unhold_locked(c);
-	undue_locked(c);
+	unlist_locked(c);
 	if (c->dead)
 		return 0;
 	ret = inbox_ack_send(c->ib->acks, &c->ack, c->conn, c->auth, why);
@@ -97,7 +108,7 @@ static bool settle_locked(struct inbox_conn *c)
 		return false;
 	switch (inbox_ack_due(&c->ack)) {
 	case INBOX_ACK_NOTHING:
-		unhold_locked(c);
+		unlist_locked(c);
 		break;
 	case INBOX_ACK_HOLD:
 		hold_locked(c);
@@ -113,11 +124,9 @@ bool inbox_conn_released_locked(struct inbox_conn *c)
 	struct inbox *ib = c->ib;
 	bool kick;
 
-	if (!settle_locked(c) || c->due)
+	if (!settle_locked(c) || c->ack_wait == INBOX_ACK_DUE)
 		return false;
-	c->due = true;
-	c->due_next = ib->due;
-	ib->due = c;
+	list_locked(c, INBOX_ACK_DUE);
 	kick = !ib->due_kicked;
 	ib->due_kicked = true;
 	return kick;
@@ -128,11 +137,12 @@ void inbox_conn_ack_due(void *arg)
 	struct inbox *ib = arg;
 	const char *why = "";
 	struct inbox_conn *c;
+	uint64_t at;
 	int ret;
 
 	for (;;) {
 		pthread_mutex_lock(&ib->ack_lock);
-		c = ib->due;
+		c = next_out_locked(ib, 0, &at);
 		if (!c) {
 			ib->due_kicked = false;
 			pthread_mutex_unlock(&ib->ack_lock);
@@ -193,8 +203,7 @@ void inbox_conn_free(struct inbox_conn *c)
 	 */
 	pthread_mutex_lock(&ib->ack_lock);
 	c->dead = true;
-	unhold_locked(c);
-	undue_locked(c);
+	unlist_locked(c);
 	inbox_ack_drop(ib->acks, &c->ack, c->session ? keep : withdraw, inbox_post_slot, ib);
 	pthread_mutex_unlock(&ib->ack_lock);
 	(void)rpma_conn_disconnect(c->conn);
@@ -487,21 +496,6 @@ void inbox_conn_request(struct inbox *ib, struct rpma_conn_req **req)
 		keyed);
 }
 
-/* the first acknowledgement held INBOX_ACK_DELAY_MS by now, or NULL (*at: the next one's time) */
-static struct inbox_conn *held_out_locked(struct inbox *ib, uint64_t now, uint64_t *at)
-{
-	*at = 0;
-	for (struct inbox_conn *c = ib->held; c; c = c->held_next) {
-		uint64_t due = c->held_at + INBOX_ACK_DELAY_MS;
-
-		if (now >= due)
-			return c;
-		if (!*at || due < *at)
-			*at = due;
-	}
-	return NULL;
-}
-
 uint64_t inbox_tick(struct inbox *ib, uint64_t now)
 {
 	struct inbox_conn *c, *next;
@@ -512,7 +506,7 @@ uint64_t inbox_tick(struct inbox *ib, uint64_t now)
 	/* acknowledgements held back: each goes INBOX_ACK_DELAY_MS after it was held */
 	for (;;) {
 		pthread_mutex_lock(&ib->ack_lock);
-		c = held_out_locked(ib, now, &at);
+		c = next_out_locked(ib, now, &at);
 		ret = c ? send_locked(c, &why) : 0;
 		pthread_mutex_unlock(&ib->ack_lock);
 		if (!c)

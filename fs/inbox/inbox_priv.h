@@ -19,6 +19,12 @@
 #include "inbox_auth.h"
 #include "runtime/loop.h"
 
+enum inbox_ack_wait {
+	INBOX_ACK_IDLE, /* nothing to send, or sent */
+	INBOX_ACK_HELD, /* nobody waits for it: sent by the tick */
+	INBOX_ACK_DUE,	/* the loop sends it now */
+};
+
 struct inbox_conn {
 	struct inbox_conn *next, *prev;
 	struct inbox *ib;
@@ -33,11 +39,11 @@ struct inbox_conn {
 	struct loop_watch cq_watch;
 	bool dead;	  /* deleted; freed after the loop's batch (an event may be in it) */
 	/*
-	 * under ib->ack_lock: its acknowledgement held back (inbox_ack.h), on
-	 * ib->held since held_at (now_ms), or due now, on ib->due
+	 * under ib->ack_lock: its acknowledgement held back (inbox_ack.h) since
+	 * held_at (now_ms), or due now; on ib->waiting unless idle
 	 */
-	bool held, due;
-	struct inbox_conn *held_next, *due_next;
+	enum inbox_ack_wait ack_wait;
+	struct inbox_conn *wait_next;
 	uint64_t held_at;
 	uint64_t session; /* non-zero: its numbers are told apart across connections (§13.4) */
 	/* listen_keys (inbox_auth.h): the connection's keys; NULL without */
@@ -68,15 +74,14 @@ struct inbox {
 	struct inbox_queue *q;
 	/*
 	 * ack_lock: what receiver confirmation keeps (acks, each connection's
-	 * ack, held, due and the fields above them), changed by a reader's
+	 * ack, waiting and the fields above them), changed by a reader's
 	 * release on a FUSE worker and by the loop thread. Taken before the
 	 * queue's lock, ib->lock and the loop's.
 	 */
 	pthread_mutex_t ack_lock;
 	struct inbox_ack *acks;
-	struct inbox_conn *held; /* acknowledgements held back */
-	struct inbox_conn *due;	 /* acknowledgements for the loop to send now */
-	bool due_kicked;	 /* due_task is handed to the loop */
+	struct inbox_conn *waiting; /* acknowledgements held back or due */
+	bool due_kicked;	    /* due_task is handed to the loop */
 	struct loop_task due_task;
 	struct rpmafs_sessions *sessions; /* what each sender session had queued (§13.4) */
 	struct inbox_conn *conns;
@@ -114,11 +119,11 @@ void inbox_conn_ack(struct inbox_conn *c);
 /*
  * inbox_conn_released_locked -- any thread, under ib->ack_lock: c's
  * acknowledgement moved on (a reader finished a message): held back, or
- * put on ib->due; true when ib->due_task must be handed to the loop
+ * marked due; true when ib->due_task must be handed to the loop
  */
 bool inbox_conn_released_locked(struct inbox_conn *c);
 
-/* inbox_conn_ack_due -- on the loop thread (ib->due_task): send what is on ib->due */
+/* inbox_conn_ack_due -- on the loop thread (ib->due_task): send every acknowledgement due */
 void inbox_conn_ack_due(void *arg);
 
 /*

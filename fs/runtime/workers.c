@@ -8,6 +8,10 @@
  * it waits for one after handing the turn on -- that is the back-pressure.
  * Reading and handling happen while holding the turn, so messages reach their
  * spool in the order the kernel queued the writes, whatever thread reads.
+ * A worker keeps the turn from one request to the next and hands it on only
+ * to wait for a buffer: handing it on after every request bought no
+ * parallelism (only the holder reads or handles) and cost the futex calls
+ * of a hand-over per request, the waiter woken to find the turn taken again.
  */
 
 #include <errno.h>
@@ -79,45 +83,51 @@ static void *worker_main(void *arg)
 	struct fuse_session *se = ws->se;
 	struct fuse_buf fbuf;
 	uint64_t one = 1;
+	bool turn = false;
 
 	self = w;
 	for (;;) {
 		int res;
 
-		if (w->slot == POOL_NO_SLOT && pool_get(ws->pool, true, &w->slot))
-			break;
+		if (w->slot == POOL_NO_SLOT) {
+			/* the only wait outside the turn: another worker reads meanwhile */
+			if (turn) {
+				pthread_mutex_unlock(&ws->turn);
+				turn = false;
+			}
+			if (pool_get(ws->pool, true, &w->slot))
+				break;
+		}
 
 		memset(&fbuf, 0, sizeof(fbuf));
 		fbuf.mem = pool_slot_ptr(ws->pool, w->slot);
 		fbuf.size = pool_slot_size(ws->pool);
 
-		pthread_mutex_lock(&ws->turn);
-		if (fuse_session_exited(se)) {
-			pthread_mutex_unlock(&ws->turn);
+		if (!turn) {
+			pthread_mutex_lock(&ws->turn);
+			turn = true;
+		}
+		if (fuse_session_exited(se))
 			break;
-		}
 		res = fuse_session_receive_buf(se, &fbuf);
-		if (res == -EINTR || res == -EAGAIN) {
-			pthread_mutex_unlock(&ws->turn);
+		if (res == -EINTR || res == -EAGAIN)
 			continue;
-		}
 		if (res <= 0) {
 			if (res < 0)
 				log_err("reading /dev/fuse failed: %s", strerror(-res));
 			fuse_session_exit(se);
-			pthread_mutex_unlock(&ws->turn);
 			break;
 		}
 		if (fbuf.mem != pool_slot_ptr(ws->pool, w->slot) || (fbuf.flags & FUSE_BUF_IS_FD)) {
 			/* libfuse used a buffer of its own: should never happen */
 			log_err("request not read into the registered pool");
 			fuse_session_exit(se);
-			pthread_mutex_unlock(&ws->turn);
 			break;
 		}
 		fuse_session_process_buf(se, &fbuf);
-		pthread_mutex_unlock(&ws->turn);
 	}
+	if (turn)
+		pthread_mutex_unlock(&ws->turn);
 
 	if (w->slot != POOL_NO_SLOT) {
 		pool_put(ws->pool, w->slot);

@@ -13,7 +13,8 @@
  * (docs/design.md §13.3): the FUSE floor of inbox_cpu_per_msg_over_floor.
  * It runs FUSE as rpmafs does (fs/fuse/ops.c op_init, fs/runtime/workers.c): the same
  * capabilities and max_write, the same attribute timeout, and four threads
- * taking turns reading /dev/fuse with one read buffer each, so that
+ * with one read buffer each and one turn to read /dev/fuse, which the
+ * thread holding it keeps, so that
  * tools/bench can divide rpmafs's null peer by what FUSE alone costs
  * (null_over_noop). It counts the requests it serves by opcode and prints
  * them at exit, which is how the bench counts FUSE requests per message.
@@ -182,7 +183,11 @@ static const struct fuse_lowlevel_ops ops = {
 
 static pthread_mutex_t turn = PTHREAD_MUTEX_INITIALIZER;
 
-/* as fs/runtime/workers.c: take the turn, read one request, handle it, hand the turn on */
+/*
+ * as fs/runtime/workers.c: take the turn, then read a request and handle it,
+ * again and again; rpmafs's worker hands the turn on only to wait for a
+ * pool buffer, which this one never does
+ */
 static void *worker(void *arg)
 {
 	struct fuse_session *se = arg;
@@ -191,31 +196,26 @@ static void *worker(void *arg)
 	fbuf.mem = malloc(fbuf.size);
 	if (!fbuf.mem)
 		return NULL;
+	pthread_mutex_lock(&turn);
 	for (;;) {
 		void *mem = fbuf.mem;
 		size_t size = fbuf.size;
 		int res;
 
-		pthread_mutex_lock(&turn);
-		if (fuse_session_exited(se)) {
-			pthread_mutex_unlock(&turn);
+		if (fuse_session_exited(se))
 			break;
-		}
 		res = fuse_session_receive_buf(se, &fbuf);
-		if (res == -EINTR || res == -EAGAIN) {
-			pthread_mutex_unlock(&turn);
+		if (res == -EINTR || res == -EAGAIN)
 			continue;
-		}
 		if (res <= 0) {
 			fuse_session_exit(se);
-			pthread_mutex_unlock(&turn);
 			break;
 		}
 		fuse_session_process_buf(se, &fbuf);
-		pthread_mutex_unlock(&turn);
 		fbuf.mem = mem;
 		fbuf.size = size;
 	}
+	pthread_mutex_unlock(&turn);
 	free(fbuf.mem);
 	return NULL;
 }

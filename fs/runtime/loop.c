@@ -29,6 +29,7 @@ struct loop {
 	bool stop;
 	unsigned holds;		/* loop_hold() not released yet */
 	uint64_t armed_ms;	/* what the timerfd is set to, 0: nothing */
+	unsigned long timer_sets; /* timerfd_settime calls so far (on_timer) */
 	struct loop_task *soon_head, **soon_tail;
 	struct loop_task *after;	/* loop thread only */
 	bool kicked;			/* loop thread only: kicked by itself, see loop_kick */
@@ -125,6 +126,7 @@ static void set_timer(struct loop *loop, uint64_t at_ms)
 	its.it_value.tv_nsec = (long)(at_ms % 1000) * 1000000;
 	timerfd_settime(loop->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
 	loop->armed_ms = at_ms;
+	loop->timer_sets++;
 }
 
 void loop_arm(struct loop *loop, uint64_t at_ms)
@@ -217,14 +219,34 @@ static void run_tick(struct loop *loop)
 	loop_arm(loop, next);
 }
 
+static unsigned long timer_sets(struct loop *loop)
+{
+	unsigned long n;
+
+	pthread_mutex_lock(&loop->lock);
+	n = loop->timer_sets;
+	pthread_mutex_unlock(&loop->lock);
+	return n;
+}
+
+/*
+ * The tick first, then the read of the expiration only if nobody set the
+ * timer meanwhile: timerfd_settime clears the expirations (the timerfd is
+ * no longer readable, and epoll stops reporting it), and the tick usually
+ * sets the next deadline, so the read would be one system call per expiry
+ * for nothing. Without a new setting the read is what clears it.
+ */
 static void on_timer(void *arg)
 {
 	struct loop *loop = arg;
+	unsigned long sets = timer_sets(loop);
 	uint64_t expirations;
 
+	run_tick(loop);
+	if (timer_sets(loop) != sets)
+		return;
 	if (read(loop->timerfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
 		log_err("timer read failed: %s", strerror(errno));
-	run_tick(loop);
 }
 
 static void on_wake(void *arg)

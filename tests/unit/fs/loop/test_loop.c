@@ -9,6 +9,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -47,6 +49,25 @@ int __wrap_timerfd_settime(int fd, int flags, const struct itimerspec *new_value
 {
 	__atomic_add_fetch(&Settimes, 1, __ATOMIC_SEQ_CST);
 	return __real_timerfd_settime(fd, flags, new_value, old_value);
+}
+
+/* read(2) calls of a timerfd (--wrap=read): the loop's of its expirations */
+static unsigned Timer_reads;
+ssize_t __real_read(int fd, void *buf, size_t count);
+ssize_t __wrap_read(int fd, void *buf, size_t count);
+ssize_t __wrap_read(int fd, void *buf, size_t count)
+{
+	char path[32], target[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n > 0) {
+		target[n] = '\0';
+		if (strcmp(target, "anon_inode:[timerfd]") == 0)
+			__atomic_add_fetch(&Timer_reads, 1, __ATOMIC_SEQ_CST);
+	}
+	return __real_read(fd, buf, count);
 }
 
 static pthread_mutex_t Lock = PTHREAD_MUTEX_INITIALIZER;
@@ -343,6 +364,45 @@ static void same_deadline_sets_no_timer(void **state)
 	pthread_mutex_unlock(&Lock);
 }
 
+/*
+ * The deadline fires; the tick sets the next one, which clears the
+ * expiration: no read of the timerfd, and epoll does not report it again
+ * (a task run later finds the tick count at two: the expiry's, its own)
+ */
+static void expiry_set_again_is_not_read(void **state)
+{
+	struct loop_task t = {.fn = task_fn};
+	unsigned reads = __atomic_load_n(&Timer_reads, __ATOMIC_SEQ_CST);
+
+	(void)state;
+	pthread_mutex_lock(&Lock);
+	Next = now_ms() + 600000;
+	pthread_mutex_unlock(&Lock);
+	loop_arm(Loop, now_ms() + 2);
+	wait_for(&Ticks, 1);
+	loop_run_soon(Loop, &t);
+	wait_for(&Tasks, 1);
+	wait_for(&Ticks, 2);
+	assert_int_equal(__atomic_load_n(&Ticks, __ATOMIC_SEQ_CST), 2);
+	assert_int_equal(__atomic_load_n(&Timer_reads, __ATOMIC_SEQ_CST), reads);
+}
+
+/* the tick sets nothing: the expiration is read, or epoll would report it forever */
+static void expiry_not_set_again_is_read(void **state)
+{
+	struct loop_task t = {.fn = task_fn};
+	unsigned reads = __atomic_load_n(&Timer_reads, __ATOMIC_SEQ_CST);
+
+	(void)state;
+	loop_arm(Loop, now_ms() + 2);
+	wait_for(&Ticks, 1);
+	loop_run_soon(Loop, &t);
+	wait_for(&Tasks, 1);
+	wait_for(&Ticks, 2);
+	assert_int_equal(__atomic_load_n(&Ticks, __ATOMIC_SEQ_CST), 2);
+	assert_int_equal(__atomic_load_n(&Timer_reads, __ATOMIC_SEQ_CST), reads + 1);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -357,6 +417,8 @@ int main(void)
 		T(stop_waits_for_holds),
 		T(task_from_the_loop_thread_needs_no_wakeup),
 		T(same_deadline_sets_no_timer),
+		T(expiry_set_again_is_not_read),
+		T(expiry_not_set_again_is_read),
 		T(stopped_loop_runs_queued_tasks),
 	};
 

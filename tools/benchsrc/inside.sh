@@ -259,6 +259,15 @@ mkdir "$noop"
 bench-noop-fs -f "$noop" 2>"$logs/noop-fs.log" &
 noop_fs=$!
 wait_for "$logs/noop-fs.log" "serving" 20 || note noop "bench-noop-fs did not start (see noop-fs.log)"
+# the same file system sending each write of its f to t0's rpma-recv and
+# answering at the completion, on the worker: a FUSE write and a send
+# composed in one process, the floor of sync64_latency_over_fuse_send
+noopsend=$work/noopsend
+mkdir "$noopsend"
+bench-noop-fs -f --send "$LAB_B" 7204 "$noopsend" 2>"$logs/noopsend-fs.log" &
+noopsend_fs=$!
+wait_for "$logs/noopsend-fs.log" "serving" 20 ||
+	note noopsend "bench-noop-fs --send did not start (see noopsend-fs.log)"
 
 mkdir "$mnt"
 {
@@ -785,6 +794,8 @@ if [ $connected = 1 ]; then
 		PT_PREFIX="round.$r." perftest lat 64 "${PT_LAT_N[0]}"
 		line=$(timeout 300 bench-writer --latency --sync --warmup 20 "$mnt/t0" 64 "${FS_LAT_N[0]}" 2>>"$logs/writer.log")
 		put_line "round.$r.transport.sync.64" "$line" median_us
+		line=$(timeout 300 bench-writer --latency --warmup 20 "$noopsend/f" 64 "${FS_LAT_N[0]}" 2>>"$logs/writer.log")
+		put_line "round.$r.noopsend.lat.64" "$line" median_us
 		snap=$(link_snap)
 		line=$(timeout 300 bench-writer --latency --sync --warmup 20 "$mnt/r0" 64 "${FS_LAT_N[0]}" 2>>"$logs/writer.log")
 		put_line "round.$r.acked.sync.64" "$line" median_us
@@ -842,6 +853,10 @@ for ((i = 0; i < 100; i++)); do echo "message $i" >"$noop/f"; done
 fusermount3 -u "$noop" 2>/dev/null || fusermount3 -uz "$noop" 2>/dev/null
 for ((i = 0; i < 100; i++)); do kill -0 $noop_fs 2>/dev/null || break; nap 0.1; done
 stop "$noop_fs"
+fusermount3 -u "$noopsend" 2>/dev/null || fusermount3 -uz "$noopsend" 2>/dev/null
+for ((i = 0; i < 100; i++)); do kill -0 $noopsend_fs 2>/dev/null || break; nap 0.1; done
+stop "$noopsend_fs"
+put noopsend.sends_failed "$(sed -n 's/^bench-noop-fs: sends failed //p' "$logs/noopsend-fs.log")"
 while read -r _ _ op n; do
 	put "noop.requests.$op" "$n"
 done < <(grep '^bench-noop-fs: requests ' "$logs/noop-fs.log")

@@ -2,7 +2,7 @@
 /*
  * noop-fs.c -- the true FUSE floor: a file system that does nothing
  *
- *	bench-noop-fs [-d] MOUNTPOINT
+ *	bench-noop-fs [-d] [--send ADDR PORT] MOUNTPOINT
  *
  * One write-only, direct-I/O, non-seekable file `f` in the root; every
  * WRITE is answered at once with its size, FLUSH, FSYNC and RELEASE with 0.
@@ -18,6 +18,16 @@
  * tools/bench can divide rpmafs's null peer by what FUSE alone costs
  * (null_over_noop). It counts the requests it serves by opcode and prints
  * them at exit, which is how the bench counts FUSE requests per message.
+ *
+ * With --send ADDR PORT each WRITE of `f` is also sent, as it is: copied
+ * into a registered buffer, posted with rpma_send on one connection to
+ * ADDR:PORT (an rpma-recv), and answered once its completion is reaped, by
+ * the worker that holds the request (a spin on the CQ, then a wait): the
+ * floor of a transport-confirmed sync write composed in one process, FUSE
+ * and the send together (sync64_latency_over_fuse_send). Under rxe the two
+ * do not add up apart: the receiver woken by the send competes for the
+ * lab's two CPUs with the writer the reply wakes, which a raw sender that
+ * never sleeps does not pay (docs/design.md §7).
  */
 #define FUSE_USE_VERSION 35
 #include <errno.h>
@@ -28,8 +38,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <fuse_lowlevel.h>
+#include <librpma.h>
 
 #define WORKERS 4			     /* fs/main.c DEFAULT_WORKERS */
 #define MAX_WRITE (256u * 4096u - 4096u + 1) /* fs/fuse/ops.c op_init */
@@ -54,6 +66,91 @@ static const char *const names[N_OPS] = {
 	"lookup", "getattr", "setattr", "open", "read", "write", "flush", "fsync", "release"};
 static atomic_ulong counts[N_OPS];
 static char line[LINE_LEN];
+
+/* --send: one connection, one buffer; the turn keeps WRITEs one at a time */
+#define SEND_MAX 4096u
+#define SEND_SPIN_NS 2000000ull /* as fs/spool/await.h AWAIT_SPIN_MAX_NS */
+static struct {
+	struct rpma_peer *peer;
+	struct rpma_mr_local *mr;
+	struct rpma_conn *conn;
+	struct rpma_cq *cq;
+	char *buf;
+	pthread_mutex_t lock;
+	unsigned long failed;
+} snd = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int send_connect(const char *addr, const char *port)
+{
+	struct ibv_context *ctx;
+	struct rpma_conn_cfg *cfg = NULL;
+	struct rpma_conn_req *req = NULL;
+	enum rpma_conn_event ev;
+	int ret;
+
+	if ((ret = rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_REMOTE, &ctx)) ||
+		(ret = rpma_peer_new(ctx, &snd.peer)))
+		goto fail;
+	if (posix_memalign((void **)&snd.buf, 4096, SEND_MAX)) {
+		fprintf(stderr, "bench-noop-fs: cannot allocate the send buffer\n");
+		return -1;
+	}
+	if ((ret = rpma_mr_reg(snd.peer, snd.buf, SEND_MAX, RPMA_MR_USAGE_SEND, &snd.mr)) ||
+		(ret = rpma_conn_cfg_new(&cfg)) || (ret = rpma_conn_cfg_set_sq_size(cfg, 1)) ||
+		(ret = rpma_conn_cfg_set_rq_size(cfg, 1)) ||
+		(ret = rpma_conn_cfg_set_cq_size(cfg, 2)) ||
+		(ret = rpma_conn_req_new(snd.peer, addr, port, cfg, &req)) ||
+		(ret = rpma_conn_req_connect(&req, NULL, &snd.conn)) ||
+		(ret = rpma_conn_next_event(snd.conn, &ev)))
+		goto fail;
+	rpma_conn_cfg_delete(&cfg);
+	if (ev != RPMA_CONN_ESTABLISHED) {
+		fprintf(stderr, "bench-noop-fs: %s:%s: connection event %s\n", addr, port,
+			rpma_utils_conn_event_2str(ev));
+		return -1;
+	}
+	if ((ret = rpma_conn_get_cq(snd.conn, &snd.cq)))
+		goto fail;
+	return 0;
+fail:
+	if (cfg)
+		rpma_conn_cfg_delete(&cfg);
+	fprintf(stderr, "bench-noop-fs: cannot connect to %s:%s: %s\n", addr, port,
+		rpma_err_2str(ret));
+	return -1;
+}
+
+/* post size bytes of data and reap its completion: 0, or an errno for the reply */
+static int send_one(const char *data, size_t size)
+{
+	struct ibv_wc wc;
+	uint64_t until;
+	int ret, n;
+
+	if (size > SEND_MAX)
+		return EMSGSIZE;
+	pthread_mutex_lock(&snd.lock);
+	memcpy(snd.buf, data, size);
+	ret = rpma_send(snd.conn, size ? snd.mr : NULL, 0, size, RPMA_F_COMPLETION_ALWAYS, NULL);
+	until = now_ns() + SEND_SPIN_NS;
+	while (!ret && (ret = rpma_cq_get_wc(snd.cq, 1, &wc, &n)) == RPMA_E_NO_COMPLETION)
+		if (now_ns() >= until)
+			ret = rpma_cq_wait(snd.cq); /* armed when made, re-armed by each wait */
+	if (!ret && wc.status != IBV_WC_SUCCESS)
+		ret = -1;
+	if (ret)
+		snd.failed++;
+	pthread_mutex_unlock(&snd.lock);
+	return ret ? EIO : 0;
+}
 
 static void attr_of(fuse_ino_t ino, struct stat *st)
 {
@@ -142,9 +239,16 @@ static void op_read(
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 	struct fuse_file_info *fi)
 {
-	(void)ino, (void)buf, (void)off, (void)fi;
+	int err = 0;
+
+	(void)off, (void)fi;
 	counts[N_WRITE]++;
-	fuse_reply_write(req, size);
+	if (snd.conn && ino == FILE_INO)
+		err = send_one(buf, size);
+	if (err)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_write(req, size);
 }
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -222,22 +326,39 @@ static void *worker(void *arg)
 
 int main(int argc, char *argv[])
 {
-	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_args args;
 	struct fuse_cmdline_opts o;
-	struct fuse_session *se;
+	struct fuse_session *se = NULL;
 	pthread_t t[WORKERS];
-	int i, ret = 1;
+	const char *send_addr = NULL, *send_port = NULL;
+	int i, j, ret = 1;
 
+	/* --send ADDR PORT is ours; the rest is libfuse's */
+	for (i = j = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--send") == 0 && i + 2 < argc) {
+			send_addr = argv[++i];
+			send_port = argv[++i];
+		} else {
+			argv[j++] = argv[i];
+		}
+	}
+	argc = j;
+	args = (struct fuse_args)FUSE_ARGS_INIT(argc, argv);
 	if (fuse_parse_cmdline(&args, &o) != 0 || !o.mountpoint) {
-		fprintf(stderr, "usage: %s [-d] MOUNTPOINT\n", argv[0]);
+		fprintf(stderr, "usage: %s [-d] [--send ADDR PORT] MOUNTPOINT\n", argv[0]);
 		return 2;
 	}
+	if (send_addr && send_connect(send_addr, send_port))
+		goto out;
 	se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
 	if (!se || fuse_set_signal_handlers(se) || fuse_session_mount(se, o.mountpoint))
 		goto out;
 	memset(line, 'x', LINE_LEN - 1);
 	line[LINE_LEN - 1] = '\n';
-	fprintf(stderr, "bench-noop-fs: serving %s/f and %s/r\n", o.mountpoint, o.mountpoint);
+	fprintf(stderr, "bench-noop-fs: serving %s/f and %s/r", o.mountpoint, o.mountpoint);
+	if (snd.conn)
+		fprintf(stderr, ", each write of f sent to %s:%s", send_addr, send_port);
+	fprintf(stderr, "\n");
 	for (i = 0; i < WORKERS; i++)
 		pthread_create(&t[i], NULL, worker, se);
 	for (i = 0; i < WORKERS; i++)
@@ -245,6 +366,8 @@ int main(int argc, char *argv[])
 	for (i = 0; i < N_OPS; i++)
 		fprintf(stderr, "bench-noop-fs: requests %s %lu\n", names[i],
 			(unsigned long)counts[i]);
+	if (snd.conn)
+		fprintf(stderr, "bench-noop-fs: sends failed %lu\n", snd.failed);
 	fuse_session_unmount(se);
 	ret = 0;
 out:
@@ -252,6 +375,15 @@ out:
 		fuse_remove_signal_handlers(se);
 		fuse_session_destroy(se);
 	}
+	if (snd.conn) {
+		rpma_conn_disconnect(snd.conn);
+		rpma_conn_delete(&snd.conn);
+	}
+	if (snd.mr)
+		rpma_mr_dereg(&snd.mr);
+	if (snd.peer)
+		rpma_peer_delete(&snd.peer);
+	free(snd.buf);
 	free(o.mountpoint);
 	fuse_opt_free_args(&args);
 	return ret;

@@ -228,6 +228,24 @@ def checks(fig, notes=None):
                    "write latency + raw rpma_send 64 B send-and-complete median latency)" +
                    rounds_text(rs)))
 
+    # the same write against FUSE and the send composed in one process: under
+    # rxe the receiver woken by each send competes for the lab's CPUs with the
+    # writer the reply wakes, which neither floor above pays alone (design.md §7)
+    num, floor, r, rs = paired(fig, "transport.sync.64.median_us",
+                               lambda get: get("noopsend.lat.64.median_us"))
+    out.append(dict(
+        key="sync64_latency_over_fuse_send",
+        what="sync write latency, 64 B, median, against a no-op FUSE write that sends",
+        figure="%s µs" % fmt(num),
+        floor="%s µs (bench-noop-fs --send: rpma_send and its completion in the WRITE)" % fmt(floor),
+        value=r, target="report", met=None, rounds=rs,
+        definition="rpmafs sync (O_DSYNC) 64 B median write latency, confirm = transport / the "
+                   "median latency of a 64 B write(2) to bench-noop-fs --send (tools/benchsrc/"
+                   "noop-fs.c), whose WRITE copies the data into a registered buffer, posts it "
+                   "with rpma_send to the same rpma-recv and replies once the worker has reaped "
+                   "its completion, right after the figure in each round: FUSE and the send "
+                   "composed in one process, with rpmafs's own work taken out" + rounds_text(rs)))
+
     num, floor, r, rs = paired(fig, "null.rate.64.msg_s", lambda get: get("noop.rate.64.msg_s"))
     out.append(dict(
         key="null_over_noop", what="null-peer write rate, 64 B, one writer",

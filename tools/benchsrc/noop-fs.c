@@ -38,10 +38,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include <fuse_lowlevel.h>
 #include <librpma.h>
+
+#include "measure.h"
 
 #define WORKERS 4			     /* fs/main.c DEFAULT_WORKERS */
 #define MAX_WRITE (256u * 4096u - 4096u + 1) /* fs/fuse/ops.c op_init */
@@ -69,7 +70,7 @@ static char line[LINE_LEN];
 
 /* --send: one connection, one buffer; the turn keeps WRITEs one at a time */
 #define SEND_MAX 4096u
-#define SEND_SPIN_NS 2000000ull /* as fs/spool/await.h AWAIT_SPIN_MAX_NS */
+#define SEND_SPIN_S 0.002 /* as fs/spool/await.h AWAIT_SPIN_MAX_NS */
 static struct {
 	struct rpma_peer *peer;
 	struct rpma_mr_local *mr;
@@ -79,14 +80,6 @@ static struct {
 	pthread_mutex_t lock;
 	unsigned long failed;
 } snd = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int send_connect(const char *addr, const char *port)
 {
@@ -132,7 +125,7 @@ fail:
 static int send_one(const char *data, size_t size)
 {
 	struct ibv_wc wc;
-	uint64_t until;
+	double until;
 	int ret, n;
 
 	if (size > SEND_MAX)
@@ -140,9 +133,9 @@ static int send_one(const char *data, size_t size)
 	pthread_mutex_lock(&snd.lock);
 	memcpy(snd.buf, data, size);
 	ret = rpma_send(snd.conn, size ? snd.mr : NULL, 0, size, RPMA_F_COMPLETION_ALWAYS, NULL);
-	until = now_ns() + SEND_SPIN_NS;
+	until = measure_now() + SEND_SPIN_S;
 	while (!ret && (ret = rpma_cq_get_wc(snd.cq, 1, &wc, &n)) == RPMA_E_NO_COMPLETION)
-		if (now_ns() >= until)
+		if (measure_now() >= until)
 			ret = rpma_cq_wait(snd.cq); /* armed when made, re-armed by each wait */
 	if (!ret && wc.status != IBV_WC_SUCCESS)
 		ret = -1;

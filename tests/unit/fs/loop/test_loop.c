@@ -40,12 +40,12 @@ ssize_t __wrap_write(int fd, const void *buf, size_t count)
 
 /* timerfd_settime(2) calls (--wrap=timerfd_settime) */
 static unsigned Settimes;
-int __real_timerfd_settime(int fd, int flags, const struct itimerspec *new_value,
-	struct itimerspec *old_value);
-int __wrap_timerfd_settime(int fd, int flags, const struct itimerspec *new_value,
-	struct itimerspec *old_value);
-int __wrap_timerfd_settime(int fd, int flags, const struct itimerspec *new_value,
-	struct itimerspec *old_value)
+int __real_timerfd_settime(
+	int fd, int flags, const struct itimerspec *new_value, struct itimerspec *old_value);
+int __wrap_timerfd_settime(
+	int fd, int flags, const struct itimerspec *new_value, struct itimerspec *old_value);
+int __wrap_timerfd_settime(
+	int fd, int flags, const struct itimerspec *new_value, struct itimerspec *old_value)
 {
 	__atomic_add_fetch(&Settimes, 1, __ATOMIC_SEQ_CST);
 	return __real_timerfd_settime(fd, flags, new_value, old_value);
@@ -73,7 +73,7 @@ ssize_t __wrap_read(int fd, void *buf, size_t count)
 static pthread_mutex_t Lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t Cond = PTHREAD_COND_INITIALIZER;
 static unsigned Ticks, Reads, Tasks, After;
-static uint64_t Next;	     /* what the tick returns once */
+static uint64_t Next;	/* what the tick returns once */
 static uint64_t Always; /* what it returns after that */
 static pthread_t Loop_thread;
 static char Order[16];
@@ -341,23 +341,29 @@ static void task_from_the_loop_thread_needs_no_wakeup(void **state)
 	close(Own_fd);
 }
 
-/* ticks run for tasks that return the deadline already set set no timer again */
+/*
+ * Ticks run for tasks that return the deadline already set set no timer
+ * again. A tick's count is taken inside the tick, before the loop sets the
+ * timer it returned: only the next tick says that setting is done, so the
+ * count is read after the second tick and checked after the fourth.
+ */
 static void same_deadline_sets_no_timer(void **state)
 {
-	struct loop_task t[3] = {{.fn = task_fn}, {.fn = task_fn}, {.fn = task_fn}};
-	unsigned set;
+	struct loop_task t[4] = {
+		{.fn = task_fn}, {.fn = task_fn}, {.fn = task_fn}, {.fn = task_fn}};
+	unsigned set = 0;
+	int i;
 
 	(void)state;
 	pthread_mutex_lock(&Lock);
 	Always = now_ms() + 600000;
 	pthread_mutex_unlock(&Lock);
-	loop_run_soon(Loop, &t[0]);
-	wait_for(&Ticks, 1);
-	set = __atomic_load_n(&Settimes, __ATOMIC_SEQ_CST);
-	loop_run_soon(Loop, &t[1]);
-	wait_for(&Ticks, 2);
-	loop_run_soon(Loop, &t[2]);
-	wait_for(&Ticks, 3);
+	for (i = 0; i < 4; i++) {
+		loop_run_soon(Loop, &t[i]);
+		wait_for(&Ticks, i + 1);
+		if (i == 1)
+			set = __atomic_load_n(&Settimes, __ATOMIC_SEQ_CST);
+	}
 	assert_int_equal(__atomic_load_n(&Settimes, __ATOMIC_SEQ_CST), set);
 	pthread_mutex_lock(&Lock);
 	Always = 0;

@@ -106,10 +106,22 @@ bool confirm_park(struct confirm *cf, struct msg *msg, struct spool_stats *st)
 
 bool confirm_retry(struct confirm *cf, struct msg *msg, int status, struct spool_stats *st)
 {
-	/* the receiver may or may not have it: at least once, so again */
-	if (status != IBV_WC_WR_FLUSH_ERR && status != IBV_WC_RETRY_EXC_ERR &&
-		status != IBV_WC_RNR_RETRY_EXC_ERR)
+	/*
+	 * The receiver may or may not have it: at least once, so again. A
+	 * remote operation error is the responder's fault, not the message's
+	 * (its receive could not be used: under rxe, a receiver killed while a
+	 * long send was landing has its receive buffers deregistered under it),
+	 * and the connection is in error after it as after the others.
+	 */
+	switch (status) {
+	case IBV_WC_WR_FLUSH_ERR:
+	case IBV_WC_RETRY_EXC_ERR:
+	case IBV_WC_RNR_RETRY_EXC_ERR:
+	case IBV_WC_REM_OP_ERR:
+		break;
+	default:
 		return false;
+	}
 	return confirm_park(cf, msg, st);
 }
 

@@ -88,8 +88,9 @@ bool confirm_acked(const struct confirm *cf, const struct msg *msg);
 /*
  * confirm_retry -- msg's send failed with status: true when it waits here
  * to be sent again after the next connection (numbered, and a failure of
- * the connection, not of the message: flushed, retries exceeded), as
- * confirm_park; false when the caller fails it
+ * the connection or the responder, not of the message: flushed, retries
+ * exceeded, remote operation error), as confirm_park; false when the
+ * caller fails it
  */
 bool confirm_retry(struct confirm *cf, struct msg *msg, int status, struct spool_stats *st);
 

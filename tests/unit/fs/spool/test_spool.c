@@ -2321,6 +2321,52 @@ static void acked_before_its_failed_completion_is_confirmed(void **state)
 	handle_delete(&fh);
 }
 
+/*
+ * A responder's fault is not the message's: REM_OP_ERR (the lab: rpma-recv
+ * killed while a 1 MiB send was landing, its receive buffers deregistered
+ * under it) parks the message to go again on the next connection, where
+ * REM_INV_REQ_ERR (the receive was too small for it) fails it.
+ */
+static void a_responder_fault_goes_again(void **state)
+{
+	(void)state;
+	struct handle *fh = open_handle(false);
+
+	Acks = true;
+	up(8);
+	write_msg(fh, 8);
+	write_msg(fh, 4);
+	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
+	complete(Posts[1].wr_id, IBV_WC_REM_OP_ERR);
+	struct spool_stats st = stats();
+
+	assert_int_equal(st.failed, 0);
+	assert_int_equal(st.unacked, 2);
+	assert_string_equal(st.last_error, ibv_wc_status_str(IBV_WC_REM_OP_ERR));
+	lose_the_link();
+	up(8);
+	assert_int_equal(Nposts, 4);
+	assert_int_equal(Posts[2].imm & RPMAFS_SEQ_MASK, 1);
+	assert_int_equal(Posts[3].imm & RPMAFS_SEQ_MASK, 2);
+	assert_int_equal(Posts[3].len, 4);
+	complete(Posts[3].wr_id, IBV_WC_SUCCESS);
+	ack(2, 8, 0);
+	assert_int_equal(stats().acked, 2);
+	assert_int_equal(stats().failed, 0);
+	assert_int_equal(spool_take_error(Sp, fh, NULL), 0);
+	assert_acked_accounts();
+	/* the message's own fault: failed, not sent again */
+	write_msg(fh, 2);
+	complete(Posts[4].wr_id, IBV_WC_REM_INV_REQ_ERR);
+	assert_int_equal(stats().failed, 1);
+	assert_int_equal(stats().unacked, 0);
+	lose_the_link();
+	up(8);
+	assert_int_equal(Nposts, 5);
+	assert_int_equal(spool_take_error(Sp, fh, NULL), EIO);
+	handle_delete(&fh);
+}
+
 static void resend_fails_after_send_timeout(void **state)
 {
 	(void)state;
@@ -2943,6 +2989,7 @@ int main(void)
 		T(fsync_asks_for_an_ack_and_waits_for_it),
 		T(unacked_messages_go_again_first),
 		T(acked_before_its_failed_completion_is_confirmed),
+		T(a_responder_fault_goes_again),
 		T(resend_fails_after_send_timeout),
 		T(encrypted_resend_is_unsealed_before_it_goes_again),
 		T(encrypted_resend_that_fails_forgets_its_seal),

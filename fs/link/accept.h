@@ -63,6 +63,9 @@ int accept_judge(const struct rpmafs_peer_cfg *pc, const uint8_t req[ACCEPT_OFFE
  */
 #define ACCEPT_REJ_CONSUMER 28
 
+/* IB_CM_REJ_INVALID_SERVICE_ID: the CM of the receiver's host found no listener on the port */
+#define ACCEPT_REJ_NO_LISTENER 8
+
 /*
  * accept_session_refused -- whether an attempt that offered session (0:
  * none) and ended with ret / ev, the event's CM status being status, was

@@ -56,17 +56,27 @@ static void peer_pdata(struct link_attempt *a, struct rpma_conn *conn, const uin
 }
 
 /*
- * reject_hint -- what a rejection likely means; the receiver's log says
- * which. A reject carries no reason from rpma-recv or an inbox, so the
- * spool names the causes that fit its own config.
+ * reject_hint -- what a rejection likely means. On InfiniBand and RoCE the
+ * CM status tells a port nobody listens on from a receiver that refused
+ * (rdma_reject); a refusal carries no reason from rpma-recv or an inbox,
+ * so the spool names the causes that fit its own config, and the
+ * receiver's log says which. Another status (iWARP's are errnos): all of them.
  */
-static const char *reject_hint(const struct rpmafs_peer_cfg *pc, int ret, enum rpma_conn_event ev)
+static const char *reject_hint(
+	const struct rpmafs_peer_cfg *pc, int ret, enum rpma_conn_event ev, int status)
 {
 	if (ret || ev != RPMA_CONN_REJECTED)
 		return "";
+	if (status == ACCEPT_REJ_NO_LISTENER)
+		return " (nothing listens on that port: the receiver is not running, or not yet)";
+	if (status == ACCEPT_REJ_CONSUMER)
+		return pc->key ? " (the receiver refused; key = is set: a receiver with keys rejects a "
+				 "key it does not hold, one without keys any key)"
+			       : " (the receiver refused: its allow list leaves this host out, or it "
+				 "wants a key and no key = is set: its log says which)";
 	if (pc->key)
-		return " (key = is set: a receiver with keys rejects a key it does not hold, one "
-		       "without keys any key)";
+		return " (nothing listens there, or key = is set: a receiver with keys rejects a key "
+		       "it does not hold, one without keys any key)";
 	return " (nothing listens there, its allow list leaves this host out, or it wants a key "
 	       "and no key = is set: the receiver's log says which)";
 }
@@ -132,7 +142,7 @@ static void connect_once(struct link_attempt *a)
 		snprintf(a->why, sizeof(a->why), "connection %s%s",
 			ret ? "timed out" : rpma_utils_conn_event_2str(ev),
 			/* the receiver's log says why; these are the likely reasons with a key */
-			reject_hint(pc, ret, ev));
+			reject_hint(pc, ret, ev, status));
 		a->permanent = false;
 		a->cause = accept_cause(ret, ev);
 		goto out;

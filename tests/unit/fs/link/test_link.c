@@ -1876,9 +1876,29 @@ static void key_rejected_says_why(void **state)
 	fake_cm_auto_answer_status(28);
 	attempt();
 	assert_int_equal(link_state(Link), LINK_BACKOFF);
-	assert_non_null(strstr(U.reason, "key = is set: a receiver with keys rejects a key"));
+	assert_non_null(strstr(U.reason,
+		"the receiver refused; key = is set: a receiver with keys rejects a key"));
+	assert_null(strstr(U.reason, "nothing listens"));
 	/* not taken for an older receiver: the session is offered again */
 	assert_int_equal(Fallback_logs, 0);
+	auth_done();
+}
+
+/*
+ * No listener on the port (the receiver restarting) is not blamed on the
+ * key: the lab's receiver-kill runs met it between the kill and the new
+ * rpma-recv's listen, and the spool said the key was refused
+ */
+static void no_listener_is_not_blamed_on_the_key(void **state)
+{
+	(void)state;
+	Peer.key = Alpha;
+	fake_cm_auto_answer(true, RDMA_CM_EVENT_REJECTED, NULL, 0);
+	fake_cm_auto_answer_status(8);
+	attempt();
+	assert_int_equal(link_state(Link), LINK_BACKOFF);
+	assert_non_null(strstr(U.reason, "Connection rejected (nothing listens on that port"));
+	assert_null(strstr(U.reason, "key"));
 	auth_done();
 }
 
@@ -2185,6 +2205,7 @@ int main(void)
 		T(key_mac_records_nothing),
 		T(key_proof_failure_drops),
 		T(key_rejected_says_why),
+		T(no_listener_is_not_blamed_on_the_key),
 		T(up_reports_receiver_limits),
 		T(plain_receiver_reports_no_limit),
 		T(sq_depth_is_window_plus_fence_and_spare),

@@ -127,9 +127,24 @@ def body(work):
         check(st["state"] != "connected" and "rejected" in st["last_error"].lower(),
               "%s: %s" % (peer, st))
         print("spool %s: state %s, last_error %r" % (peer, st["state"], st["last_error"]))
-    # the spool without a key is told that a receiver may want one
-    check("no key = is set" in mw.status("n")["last_error"], "n: %s" % mw.status("n"))
+    # the inbox refused (rdma_reject, CM status 28): the spool without a key
+    # is told that a receiver may want one, the one with a key that it may not
+    # be held; neither that nothing listens
+    check("the receiver refused" in mw.status("n")["last_error"] and
+          "no key = is set" in mw.status("n")["last_error"], "n: %s" % mw.status("n"))
+    check("the receiver refused" in mw.status("w")["last_error"] and
+          "a key it does not hold" in mw.status("w")["last_error"], "w: %s" % mw.status("w"))
     mw.unmount()
+    # nothing listens on the port (CM status 8): said so, the key not blamed
+    nl = Spool(work, {"k": {"address": b, "port": next_port(), "key": beta}},
+               name="nolisten").mount(wait_connected=False)
+    wait_until(lambda: "rejected" in nl.status("k").get("last_error", "").lower(),
+               SAFETY_S, lambda: "a rejection in last_error: %s" % nl.status("k"))
+    st = nl.status("k")
+    check("nothing listens on that port" in st["last_error"] and "key" not in st["last_error"],
+          "no listener: %s" % st)
+    print("spool k (no listener): last_error %r" % st["last_error"])
+    nl.unmount()
     if PLAIN:
         r = subprocess.run([PLAIN, b, str(pb), "x"], capture_output=True, text=True,
                            timeout=SAFETY_S)

@@ -53,6 +53,12 @@ void inbox_post_slot(void *arg, uint32_t slot)
 		log_err("inbox: posting receive %u again failed: %s", slot, rpma_err_2str(ret));
 }
 
+/* the connection an acknowledgement state is part of */
+static struct inbox_conn *conn_of(struct inbox_ack_conn *ac)
+{
+	return (struct inbox_conn *)((char *)ac - offsetof(struct inbox_conn, ack));
+}
+
 /*
  * The message in slot was read to its last byte (inbox_queue.h), on the
  * reader's thread (a FUSE worker, or the loop when it answered a parked
@@ -69,10 +75,12 @@ static void on_release(void *arg, uint32_t slot, bool unread)
 	if (unread)
 		return; /* the inbox is going: never acknowledged, never re-posted */
 	pthread_mutex_lock(&ib->ack_lock);
-	ac = inbox_ack_released(ib->acks, slot, inbox_post_slot, ib);
-	if (ac)
-		kick = inbox_conn_released_locked(
-			(struct inbox_conn *)((char *)ac - offsetof(struct inbox_conn, ack)));
+	/* the message, then the re-sends of it held until it was read (on_wc) */
+	for (uint32_t s = slot; s != INBOX_ACK_NONE; s = inbox_ack_next_resend(ib->acks, slot)) {
+		ac = inbox_ack_released(ib->acks, s, inbox_post_slot, ib);
+		if (ac)
+			kick |= inbox_conn_released_locked(conn_of(ac));
+	}
 	pthread_mutex_unlock(&ib->ack_lock);
 	if (kick)
 		loop_run_soon(ib->loop, &ib->due_task);
@@ -205,16 +213,26 @@ static void on_wc(struct inbox *ib, const struct ibv_wc *wc, bool *arrived)
 			return;
 		}
 		if (c->session) {
-			if (rpmafs_sessions_seen(ib->sessions, c->session, n, now_ms())) {
-				/* queued from an earlier connection: taken as read, in order */
+			bool again = rpmafs_sessions_seen(ib->sessions, c->session, n, now_ms());
+
+			pthread_mutex_lock(&ib->ack_lock);
+			if (!again)
+				inbox_ack_session(ib->acks, (uint32_t)slot, c->session);
+			else if (!inbox_ack_hold_resend(ib->acks, (uint32_t)slot, c->session))
+				/* its original was read: taken as read, in order */
+				(void)inbox_ack_released(
+					ib->acks, (uint32_t)slot, inbox_post_slot, ib);
+			pthread_mutex_unlock(&ib->ack_lock);
+			if (again) {
+				/*
+				 * queued from an earlier connection: never queued
+				 * again, and acknowledged no sooner than the original
+				 * is read (until then the inbox holds it unread)
+				 */
 				log_info("inbox: connection %s: message %u of its session again: "
 					 "a duplicate, dropped",
 					c->peer, (unsigned)n);
 				inbox_count(ib, &ib->duplicates);
-				pthread_mutex_lock(&ib->ack_lock);
-				(void)inbox_ack_released(
-					ib->acks, (uint32_t)slot, inbox_post_slot, ib);
-				pthread_mutex_unlock(&ib->ack_lock);
 				inbox_conn_ack(c);
 				return;
 			}

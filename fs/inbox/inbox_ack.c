@@ -20,6 +20,13 @@ struct inbox_ack {
 	struct inbox_ack_conn **owner;
 	uint32_t *num, *next;
 	bool *done;
+	/*
+	 * per slot: the session of the message it holds unread (0: none, or
+	 * not one a re-send can find); the first re-send held for it and the
+	 * next re-send held for the same original (INBOX_ACK_NONE: none)
+	 */
+	uint64_t *session;
+	uint32_t *waiter, *next_waiter;
 };
 
 int inbox_ack_new(struct rpma_peer *peer, uint32_t slots, uint32_t conns, struct inbox_ack **a_ptr)
@@ -35,11 +42,17 @@ int inbox_ack_new(struct rpma_peer *peer, uint32_t slots, uint32_t conns, struct
 	a->num = calloc(slots, sizeof(*a->num));
 	a->next = calloc(slots, sizeof(*a->next));
 	a->done = calloc(slots, sizeof(*a->done));
+	a->session = calloc(slots, sizeof(*a->session));
+	a->waiter = malloc(slots * sizeof(*a->waiter));
+	a->next_waiter = malloc(slots * sizeof(*a->next_waiter));
 	a->free_idx = calloc(conns, sizeof(*a->free_idx));
-	if (!a->owner || !a->num || !a->next || !a->done || !a->free_idx) {
+	if (!a->owner || !a->num || !a->next || !a->done || !a->session || !a->waiter ||
+		!a->next_waiter || !a->free_idx) {
 		inbox_ack_delete(&a);
 		return -ENOMEM;
 	}
+	for (uint32_t i = 0; i < slots; i++)
+		a->waiter[i] = a->next_waiter[i] = INBOX_ACK_NONE;
 	for (uint32_t i = 0; i < conns; i++)
 		a->free_idx[a->nfree++] = conns - 1 - i;
 	/* the inbox's connection CQs hold nothing but these sends: no tag */
@@ -63,6 +76,9 @@ void inbox_ack_delete(struct inbox_ack **a_ptr)
 	free(a->num);
 	free(a->next);
 	free(a->done);
+	free(a->session);
+	free(a->waiter);
+	free(a->next_waiter);
 	free(a->free_idx);
 	free(a);
 	*a_ptr = NULL;
@@ -116,6 +132,7 @@ enum inbox_take inbox_ack_take(struct inbox_ack *a, struct inbox_ack_conn *ac, u
 	}
 	if (prompt)
 		ac->prompted = n;
+	a->session[slot] = 0;
 	a->owner[slot] = ac;
 	a->num[slot] = n;
 	a->done[slot] = false;
@@ -136,6 +153,38 @@ uint32_t inbox_ack_num(const struct inbox_ack *a, uint32_t slot)
 void inbox_ack_plain(struct inbox_ack *a, uint32_t slot)
 {
 	a->owner[slot] = NULL;
+	a->session[slot] = 0;
+}
+
+void inbox_ack_session(struct inbox_ack *a, uint32_t slot, uint64_t session)
+{
+	a->session[slot] = session;
+}
+
+bool inbox_ack_hold_resend(struct inbox_ack *a, uint32_t slot, uint64_t session)
+{
+	uint32_t n = a->num[slot];
+
+	/* a scan: re-sends come after a lost connection, not with each message */
+	for (uint32_t s = 0; s < a->slots; s++) {
+		if (s == slot || a->session[s] != session || a->num[s] != n)
+			continue;
+		a->next_waiter[slot] = a->waiter[s];
+		a->waiter[s] = slot;
+		return true;
+	}
+	return false;
+}
+
+uint32_t inbox_ack_next_resend(struct inbox_ack *a, uint32_t slot)
+{
+	uint32_t r = a->waiter[slot];
+
+	if (r != INBOX_ACK_NONE) {
+		a->waiter[slot] = a->next_waiter[r];
+		a->next_waiter[r] = INBOX_ACK_NONE;
+	}
+	return r;
 }
 
 struct inbox_ack_conn *inbox_ack_released(
@@ -144,6 +193,7 @@ struct inbox_ack_conn *inbox_ack_released(
 	struct inbox_ack_conn *ac = a->owner[slot];
 	bool moved = false;
 
+	a->session[slot] = 0; /* read: a re-send from now on is taken as read at once */
 	if (!ac) {
 		post(arg, slot);
 		return NULL;

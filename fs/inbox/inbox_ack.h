@@ -112,8 +112,32 @@ uint32_t inbox_ack_num(const struct inbox_ack *a, uint32_t slot);
 void inbox_ack_plain(struct inbox_ack *a, uint32_t slot);
 
 /*
+ * inbox_ack_session -- slot holds message inbox_ack_num(slot) of session,
+ * queued and marked delivered (docs/design.md §13.4): a re-send of it on
+ * a later connection finds it here until it is read
+ */
+void inbox_ack_session(struct inbox_ack *a, uint32_t slot, uint64_t session);
+
+/*
+ * inbox_ack_hold_resend -- slot holds a re-send of a message its session
+ * already had queued. true: that original is still unread, and the re-send
+ * is held (its connection's acknowledgement does not pass it) until the
+ * original is read, when inbox_ack_next_resend gives it back; false: the
+ * original was read, so the re-send is taken as read now
+ * (inbox_ack_released)
+ */
+bool inbox_ack_hold_resend(struct inbox_ack *a, uint32_t slot, uint64_t session);
+
+/*
+ * inbox_ack_next_resend -- after slot's message was read: a re-send that
+ * was held for it, now to be taken as read (inbox_ack_released), or
+ * INBOX_ACK_NONE
+ */
+uint32_t inbox_ack_next_resend(struct inbox_ack *a, uint32_t slot);
+
+/*
  * inbox_ack_released -- slot's message was read to its last byte (or, a
- * duplicate of its session's, needs no reading: inbox.c): the
+ * re-send of its session's, needs no reading: inbox.c): the
  * slots that may go back to the queue are posted through post; returns the
  * connection whose acknowledgement moved on (send it), or NULL
  */

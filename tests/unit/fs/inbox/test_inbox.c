@@ -1066,8 +1066,11 @@ static struct rpmafs_ack last_ack(struct sender *s)
  * numbers 1..3 queued from a session's first connection, 1 read and
  * acknowledged; the connection is lost: 2 and 3 stay queued (not
  * withdrawn). Its second connection sends 1..3 again (the acknowledgement
- * of 1 may have been lost too): each acknowledged, none queued again,
- * three duplicates; 4 after them is queued, and acknowledged once read.
+ * of 1 may have been lost too): none queued again, three duplicates. 1
+ * was read: acknowledged at once. 2 and 3 are still unread: their re-sends
+ * are acknowledged only once the originals are read, or an inbox unmounted
+ * before that would lose what its sender was told was delivered. 4 after
+ * them is queued, and acknowledged once read.
  */
 static void session_resend_is_acknowledged_not_queued(void **state)
 {
@@ -1097,22 +1100,26 @@ static void session_resend_is_acknowledged_not_queued(void **state)
 	settle();
 	assert_int_equal(fake_send_count(s2.qp), 1);
 	assert_int_equal(last_ack(&s2).acked, 1);
+	assert_int_equal(srq_posted(), SLOTS - 2); /* 1's re-send: its receive is back */
 	complete(&s2, 0, IBV_WC_SUCCESS);
 	arrive(&s2, "m2", 2, true, 2);
 	arrive(&s2, "m3", 2, true, 3 | RPMAFS_IMM_PROMPT);
 	settle();
 	assert_logged(LOG_INFO, "message 3 of its session again", "duplicate");
-	assert_int_equal(last_ack(&s2).acked, 3);
 	assert_int_equal(stats().duplicates, 3);
 	assert_int_equal(stats().q.received, 3);
 	assert_int_equal(stats().q.waiting, 2);
-	assert_int_equal(srq_posted(), SLOTS - 2); /* the duplicates' receives are back */
+	/* 2 and 3 unread: their re-sends held, not acknowledged, even prompted */
+	assert_int_equal(fake_send_count(s2.qp), 1);
+	assert_int_equal(srq_posted(), SLOTS - 4);
 
 	arrive(&s2, "m4", 2, true, 4);
 	settle();
 	assert_int_equal(stats().q.received, 4);
 	/* the first connection's, then the new one, each once */
 	read_one("m2", 2);
+	settle();
+	assert_int_equal(srq_posted(), SLOTS - 3); /* 2 and its re-send back; 3, 3', 4 held */
 	read_one("m3", 2);
 	read_one("m4", 2);
 	settle();
@@ -1121,6 +1128,40 @@ static void session_resend_is_acknowledged_not_queued(void **state)
 	assert_int_equal(stats().q.read, 4);
 	assert_int_equal(srq_posted(), SLOTS);
 	assert_int_equal(stats().duplicates, 3);
+}
+
+/*
+ * a re-send held for its unread original, its connection lost before the
+ * original is read: its slot goes back when the original is read, and the
+ * next connection's re-send of it is acknowledged then
+ */
+static void held_resend_of_a_lost_connection(void **state)
+{
+	struct sender s1, s2, s3;
+
+	(void)state;
+	start();
+	s1 = accepted_session("192.168.77.9", ACKED, SESSION_A);
+	arrive(&s1, "m1", 2, true, 1);
+	settle();
+	disconnect(&s1);
+	s2 = accepted_session("192.168.77.9", ACKED, SESSION_A);
+	arrive(&s2, "m1", 2, true, 1 | RPMAFS_IMM_PROMPT);
+	settle();
+	assert_int_equal(fake_send_count(s2.qp), 0);
+	assert_int_equal(srq_posted(), SLOTS - 2);
+	disconnect(&s2);
+	assert_int_equal(srq_posted(), SLOTS - 2); /* held until the original is read */
+	s3 = accepted_session("192.168.77.9", ACKED, SESSION_A);
+	arrive(&s3, "m1", 2, true, 1 | RPMAFS_IMM_PROMPT);
+	settle();
+	assert_int_equal(fake_send_count(s3.qp), 0);
+	assert_int_equal(stats().duplicates, 2);
+	assert_int_equal(stats().q.received, 1);
+	read_one("m1", 2);
+	settle();
+	assert_int_equal(last_ack(&s3).acked, 1);
+	assert_int_equal(srq_posted(), SLOTS);
 }
 
 /* another session's same numbers are other messages: queued */
@@ -1592,6 +1633,7 @@ int main(void)
 		T(acknowledges_the_prefix_read),
 		T(holds_what_nobody_waits_for),
 		T(session_resend_is_acknowledged_not_queued),
+		T(held_resend_of_a_lost_connection),
 		T(other_session_same_numbers_are_queued),
 		T(version_1_sender_as_before),
 		T(session_duplicate_acknowledged_in_order),

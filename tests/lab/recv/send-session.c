@@ -5,15 +5,17 @@
  * rpmafs sends; for rpma-recv's exactly-once tests
  *
  * send-session --connect ADDR[:PORT] --session HEX [--first N] [--count N]
- *              [--id N] [--size N]
+ *              [--id N] [--size N] [--no-wait]
  *
  * Sends the messages numbered FIRST .. FIRST+COUNT-1 (the immediate data;
  * the last one PROMPT), message n being seq_fill(id, n - 1, size) (seq.h),
  * at most the receiver's credits past its last acknowledgement, and waits
  * until the last is acknowledged. A re-send is the same numbers again.
+ * --no-wait: leaves once the sends completed, acknowledged or not (a
+ * sender whose connection is lost before the receiver confirms).
  *
- * Exit status: 0 all acknowledged; 1 error; 4 the connection ended first
- * ("acknowledged through N" says how far it got).
+ * Exit status: 0 all acknowledged (--no-wait: all sent); 1 error; 4 the
+ * connection ended first ("acknowledged through N" says how far it got).
  */
 
 #include <getopt.h>
@@ -130,6 +132,7 @@ int main(int argc, char *argv[])
 		{"count", required_argument, NULL, 'n'},
 		{"id", required_argument, NULL, 'i'},
 		{"size", required_argument, NULL, 's'},
+		{"no-wait", no_argument, NULL, 'W'},
 		{NULL, 0, NULL, 0},
 	};
 	char addr[256] = "", port[8] = "7204", *colon;
@@ -144,6 +147,7 @@ int main(int argc, char *argv[])
 	struct rpmafs_pdata pd;
 	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
 	struct pollfd p;
+	bool no_wait = false;
 	int opt, ret;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -170,6 +174,9 @@ int main(int argc, char *argv[])
 			break;
 		case 's':
 			size = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 'W':
+			no_wait = true;
 			break;
 		default:
 			return 1;
@@ -244,11 +251,15 @@ int main(int argc, char *argv[])
 		inflight++;
 		sent++;
 	}
-	while (done_of(first) < count || inflight)
+	while ((!no_wait && done_of(first) < count) || inflight)
 		if ((ret = pump()))
 			return report(ret);
-	fprintf(stderr, "send-session: %" PRIu32 " .. %" PRIu32 " acknowledged\n", first,
-		first + count - 1);
+	if (no_wait)
+		fprintf(stderr, "send-session: %" PRIu32 " .. %" PRIu32 " sent\n", first,
+			first + count - 1);
+	else
+		fprintf(stderr, "send-session: %" PRIu32 " .. %" PRIu32 " acknowledged\n", first,
+			first + count - 1);
 	if (rpma_conn_disconnect(conn) == 0) {
 		p = (struct pollfd){.fd = ev_fd, .events = POLLIN};
 		if (poll(&p, 1, 5000) > 0)

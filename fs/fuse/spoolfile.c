@@ -14,7 +14,6 @@
 #include "setattr.h"
 #include "spoolfile.h"
 #include "tree.h"
-#include "runtime/log.h"
 #include "runtime/pool.h"
 #include "runtime/workers.h"
 #include "spool/framed.h"
@@ -283,7 +282,6 @@ void spoolfile_release(fuse_req_t req, struct fuse_file_info *fi)
 {
 	struct handle *fh = handle_of(fi);
 	struct spool *sp = fh->sp;
-	struct msg *msg;
 
 	/*
 	 * The kernel never passes a 0-byte write(2) on, so the 0-byte message,
@@ -293,12 +291,8 @@ void spoolfile_release(fuse_req_t req, struct fuse_file_info *fi)
 	 * and no operation on it failed. A look-only open, `>>` with nothing
 	 * written, `touch` and failed commands send nothing.
 	 */
-	if (handle_sends_empty(fh)) {
-		if (msg_new_empty(fh, &msg) == 0)
-			spool_submit(sp, msg);
-		else
-			log_err("%s: out of memory: 0-byte message not sent", spool_cfg(sp)->name);
-	}
+	if (handle_sends_empty(fh))
+		spool_submit_empty(sp, fh);
 	handle_delete(&fh);
 	fuse_reply_err(req, 0);
 }

@@ -13,6 +13,7 @@
 
 #include "spool_impl.h"
 #include "link/link.h"
+#include "runtime/log.h"
 #include "runtime/loop.h"
 #include "runtime/pool.h"
 
@@ -148,6 +149,18 @@ void spool_refuse(struct spool *sp)
 	pthread_mutex_lock(&sp->lock);
 	sp->st.refused++;
 	pthread_mutex_unlock(&sp->lock);
+}
+
+void spool_submit_empty(struct spool *sp, struct handle *fh)
+{
+	struct msg *msg;
+
+	if (msg_new_empty(fh, &msg) == 0) {
+		spool_submit(sp, msg);
+		return;
+	}
+	log_err("%s: out of memory: 0-byte message not sent (counted refused)", sp->cfg->name);
+	spool_refuse(sp);
 }
 
 void spool_count_copy(struct spool *sp)

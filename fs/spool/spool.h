@@ -91,6 +91,13 @@ struct timespec spool_status_rendered(struct spool *sp, uint64_t h);
 void spool_submit(struct spool *sp, struct msg *msg);
 
 /*
+ * spool_submit_empty -- fh's release sends the 0-byte message (docs/design.md
+ * §4.1): submitted, or, when it cannot be allocated, logged and counted
+ * refused (§8.2: every message that entered is posted or refused)
+ */
+void spool_submit_empty(struct spool *sp, struct handle *fh);
+
+/*
  * spool_write_check -- before a write through fh of size bytes: 0, or the
  * errno to fail it with (an earlier async failure, EMSGSIZE, EAGAIN)
  */

@@ -344,6 +344,19 @@ void __real_free(void *p);
 static void *Watched;
 static bool Watched_freed;
 
+/* the next calloc fails (a message's allocation) when set */
+static bool Fail_calloc;
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size)
+{
+	if (Fail_calloc) {
+		Fail_calloc = false;
+		return NULL;
+	}
+	return __real_calloc(n, size);
+}
+
 void __wrap_free(void *p)
 {
 	if (p && p == Watched)
@@ -567,6 +580,30 @@ static void assert_accounts(void)
 
 	assert_int_equal(Attempted, st.posted + st.refused + st.pending);
 	assert_int_equal(st.posted, st.completed + st.failed + st.in_flight);
+}
+
+/* a 0-byte message that cannot be allocated at release is counted refused, not lost */
+static void empty_message_without_memory_is_refused(void **state)
+{
+	(void)state;
+	up(0);
+	struct handle *fh = open_handle(false);
+
+	Attempted++;
+	Fail_calloc = true;
+	spool_submit_empty(Sp, fh);
+	assert_false(Fail_calloc);
+	assert_int_equal(stats().refused, 1);
+	assert_int_equal(Nposts, 0);
+	assert_accounts();
+	/* and with memory, it is sent */
+	Attempted++;
+	spool_submit_empty(Sp, fh);
+	assert_int_equal(Nposts, 1);
+	assert_int_equal(Posts[0].op, LINK_SEND_EMPTY);
+	complete(Posts[0].wr_id, IBV_WC_SUCCESS);
+	assert_accounts();
+	handle_delete(&fh);
 }
 
 /* ---- replies ---- */
@@ -2916,6 +2953,7 @@ int main(void)
 #define T_NO_WAIT(f) cmocka_unit_test_setup_teardown(f, setup_no_wait, teardown)
 #define T_NULL(f) cmocka_unit_test_setup_teardown(f, setup_null, teardown)
 	const struct CMUnitTest tests[] = {
+		T(empty_message_without_memory_is_refused),
 		T(async_write_replies_at_post),
 		T(sync_write_replies_at_completion),
 		T(sync_write_reaped_by_its_worker),

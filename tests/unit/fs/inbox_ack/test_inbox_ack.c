@@ -217,6 +217,57 @@ static void test_drop_withdraws(void **state)
 	assert_int_equal(F.posted[2], 0);
 }
 
+static bool keep(void *arg, uint32_t slot)
+{
+	(void)arg;
+	(void)slot;
+	return false;
+}
+
+#define SESSION 0x5e5510000000c0deull
+
+/*
+ * re-sends of a session's message still unread wait for it: the first
+ * connection's 1 and 2 stay queued when it is lost; the second's re-send
+ * of 2 is held, and another session's 2 is not it; the original's read
+ * gives the re-send back, and only then does the second's prefix pass it
+ */
+static void test_resend_waits_for_its_original(void **state)
+{
+	struct inbox_ack_conn c1, c2;
+
+	(void)state;
+	assert_int_equal(inbox_ack_offer(F.a, &c1), 1);
+	assert_int_equal(take(&c1, 0, 1), INBOX_TAKE_RECORD);
+	inbox_ack_session(F.a, 0, SESSION);
+	assert_int_equal(take(&c1, 1, 2), INBOX_TAKE_RECORD);
+	inbox_ack_session(F.a, 1, SESSION);
+	inbox_ack_drop(F.a, &c1, keep, post, NULL);
+	assert_int_equal(F.nposted, 0);
+
+	assert_int_equal(inbox_ack_offer(F.a, &c2), 1);
+	assert_int_equal(take(&c2, 2, 2), INBOX_TAKE_RECORD);
+	assert_false(inbox_ack_hold_resend(F.a, 2, SESSION + 1));
+	assert_true(inbox_ack_hold_resend(F.a, 2, SESSION));
+	assert_int_equal(inbox_ack_next_resend(F.a, 0), INBOX_ACK_NONE);
+	/* 1 is read: nothing waited for it; it was its lost connection's */
+	assert_null(inbox_ack_released(F.a, 0, post, NULL));
+	assert_int_equal(inbox_ack_next_resend(F.a, 0), INBOX_ACK_NONE);
+	/* 2 is read: its re-send comes back, once */
+	assert_null(inbox_ack_released(F.a, 1, post, NULL));
+	assert_int_equal(inbox_ack_next_resend(F.a, 1), 2);
+	assert_int_equal(inbox_ack_next_resend(F.a, 1), INBOX_ACK_NONE);
+	assert_ptr_equal(inbox_ack_released(F.a, 2, post, NULL), &c2);
+	assert_int_equal(c2.read_upto, 2);
+	assert_int_equal(F.nposted, 3);
+	inbox_ack_drop(F.a, &c2, withdraw, post, NULL);
+	/* 2 was read: a third connection's re-send of it has nothing to wait for */
+	assert_int_equal(inbox_ack_offer(F.a, &c1), 1);
+	assert_int_equal(take(&c1, 1, 2), INBOX_TAKE_RECORD);
+	assert_false(inbox_ack_hold_resend(F.a, 1, SESSION));
+	inbox_ack_drop(F.a, &c1, withdraw, post, NULL);
+}
+
 /* the acknowledgement on the wire: what was read, the credits, the requests; 4 in flight */
 static void test_send(void **state)
 {
@@ -299,8 +350,8 @@ static void test_due(void **state)
 	assert_int_equal(fake_send_count(fx_qp(conn)), 1);
 
 	/* a REQUEST with 9..12 unread: answered at once, then 12 once it is read */
-	assert_int_equal(take_in(big, &c, 8, RPMAFS_IMM_REQUEST | RPMAFS_IMM_PROMPT),
-		INBOX_TAKE_REQUEST);
+	assert_int_equal(
+		take_in(big, &c, 8, RPMAFS_IMM_REQUEST | RPMAFS_IMM_PROMPT), INBOX_TAKE_REQUEST);
 	assert_int_equal(inbox_ack_due(&c), INBOX_ACK_NOW);
 	assert_int_equal(inbox_ack_send(big, &c, conn, NULL, &why), 0);
 	for (uint32_t s = 8; s < 11; s++) {
@@ -369,6 +420,7 @@ int main(void)
 		T(test_plain),
 		T(test_duplicates_requests_bad),
 		T(test_drop_withdraws),
+		T(test_resend_waits_for_its_original),
 		T(test_send),
 		T(test_due),
 		T(test_due_without_share),

@@ -51,7 +51,19 @@ static int valid_name(const char *name)
 
 static void check_loaded(const struct rpmafs_cfg *cfg)
 {
-	CHECK(cfg->npeers >= 1);
+	const struct rpmafs_inbox_cfg *in = &cfg->inbox;
+
+	/* a mount that only receives (listen =) needs no peer; one that does neither is refused */
+	CHECK(cfg->npeers >= 1 || in->enabled);
+	if (in->enabled) {
+		CHECK(in->address[0] != '\0' && strlen(in->address) < sizeof(in->address));
+		CHECK(strpbrk(in->address, " \t\r\n;#\"'[]") == NULL);
+		CHECK(in->port >= 1);
+		CHECK(in->slots >= RPMAFS_CFG_INBOX_SLOTS_MIN &&
+			in->slots <= RPMAFS_CFG_INBOX_SLOTS_MAX);
+		CHECK(in->max_message >= 1 && in->max_message <= RPMAFS_CFG_MAX_MESSAGE_LIMIT);
+		CHECK(in->nallow <= RPMAFS_CFG_ALLOW_MAX);
+	}
 	CHECK(cfg->log_level >= LOG_ERR && cfg->log_level <= LOG_DEBUG);
 	CHECK(cfg->max_message >= 1 && cfg->max_message <= RPMAFS_CFG_MAX_MESSAGE_LIMIT);
 	CHECK(cfg->slots >= RPMAFS_CFG_SLOTS_MIN && cfg->slots <= RPMAFS_CFG_SLOTS_MAX);

@@ -213,17 +213,7 @@ static void on_wc(struct inbox *ib, const struct ibv_wc *wc, bool *arrived)
 			return;
 		}
 		if (c->session) {
-			bool again = rpmafs_sessions_seen(ib->sessions, c->session, n, now_ms());
-
-			pthread_mutex_lock(&ib->ack_lock);
-			if (!again)
-				inbox_ack_session(ib->acks, (uint32_t)slot, c->session);
-			else if (!inbox_ack_hold_resend(ib->acks, (uint32_t)slot, c->session))
-				/* its original was read: taken as read, in order */
-				(void)inbox_ack_released(
-					ib->acks, (uint32_t)slot, inbox_post_slot, ib);
-			pthread_mutex_unlock(&ib->ack_lock);
-			if (again) {
+			if (rpmafs_sessions_seen(ib->sessions, c->session, n, now_ms())) {
 				/*
 				 * queued from an earlier connection: never queued
 				 * again, and acknowledged no sooner than the original
@@ -233,11 +223,20 @@ static void on_wc(struct inbox *ib, const struct ibv_wc *wc, bool *arrived)
 					 "a duplicate, dropped",
 					c->peer, (unsigned)n);
 				inbox_count(ib, &ib->duplicates);
+				pthread_mutex_lock(&ib->ack_lock);
+				if (!inbox_ack_hold_resend(ib->acks, (uint32_t)slot, c->session))
+					/* its original was read: taken as read, in order */
+					(void)inbox_ack_released(
+						ib->acks, (uint32_t)slot, inbox_post_slot, ib);
+				pthread_mutex_unlock(&ib->ack_lock);
 				inbox_conn_ack(c);
 				return;
 			}
 			/* delivered once queued (§13.4): it is never queued again */
 			rpmafs_sessions_mark(ib->sessions, c->session, n, now_ms());
+			pthread_mutex_lock(&ib->ack_lock);
+			inbox_ack_session(ib->acks, (uint32_t)slot, c->session);
+			pthread_mutex_unlock(&ib->ack_lock);
 		}
 	} else {
 		pthread_mutex_lock(&ib->ack_lock);

@@ -254,12 +254,8 @@ int main(int argc, char *argv[])
 	while ((!no_wait && done_of(first) < count) || inflight)
 		if ((ret = pump()))
 			return report(ret);
-	if (no_wait)
-		fprintf(stderr, "send-session: %" PRIu32 " .. %" PRIu32 " sent\n", first,
-			first + count - 1);
-	else
-		fprintf(stderr, "send-session: %" PRIu32 " .. %" PRIu32 " acknowledged\n", first,
-			first + count - 1);
+	fprintf(stderr, "send-session: %" PRIu32 " .. %" PRIu32 " %s\n", first, first + count - 1,
+		no_wait ? "sent" : "acknowledged");
 	if (rpma_conn_disconnect(conn) == 0) {
 		p = (struct pollfd){.fd = ev_fd, .events = POLLIN};
 		if (poll(&p, 1, 5000) > 0)
